@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The test command of the README: sets up .venv on a fresh machine, then runs the
+# import-layering check and the test suite. Extra pytest arguments pass through.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup_venv.sh
+. .venv/bin/activate
+lint-imports --config setup.cfg
+python -m pytest "$@"
