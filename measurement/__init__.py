@@ -5,5 +5,6 @@ Only light modules are imported here; ``measurement.opencl`` and
 """
 
 from measurement.process import CommandOutcome, CommandState, run_command
+from measurement.timing import TimingSummary, repeat, summarize
 
-__all__ = ["CommandOutcome", "CommandState", "run_command"]
+__all__ = ["CommandOutcome", "CommandState", "TimingSummary", "repeat", "run_command", "summarize"]

@@ -50,7 +50,7 @@ def test_timeout_kills_whole_process_group(tmp_path) -> None:
     # The child starts a grandchild that writes its pid and sleeps; both must die.
     pidfile = tmp_path / "grandchild.pid"
     grandchild = tmp_path / "grandchild.py"
-    grandchild.write_text(f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)\n")
+    grandchild.write_text(f"import os, time\nopen({str(pidfile)!r} + '.tmp', 'w').write(str(os.getpid()))\nos.replace({str(pidfile)!r} + '.tmp', {str(pidfile)!r})\ntime.sleep(60)\n")
     script = (
         "import subprocess, sys, time\n"
         f"subprocess.Popen([sys.executable, {str(grandchild)!r}])\n"
