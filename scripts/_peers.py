@@ -1,0 +1,113 @@
+"""Peer tuners (OpenTuner, Kernel Tuner) in their own virtual environments.
+
+Why: side-by-side benchmarks must run the peers' real code, but OpenTuner 0.8.8
+needs an SQLAlchemy older than the 2.x our core uses, and Kernel Tuner pins its
+own numpy/scipy range. Each peer therefore lives in a venv under ``.bench/``
+(git-ignored) and is driven as a subprocess; results come back as JSON on
+stdout. The techniques and core-drivers benchmarks reuse this helper::
+
+    from scripts._peers import peer_python, run_peer
+    py = peer_python("opentuner")            # creates .bench/opentuner-venv on first use
+    out = run_peer("opentuner", "scripts/_peer_opentuner.py", ["--space", f])
+
+Create both venvs ahead of a benchmark with ``python -m scripts._peers``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import venv
+from pathlib import Path
+from typing import Any, Sequence
+
+__all__ = ["PEERS", "BENCH_DIR", "peer_python", "run_peer", "peer_available"]
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_DIR = ROOT / ".bench"
+
+#: peer name -> (venv folder, pip requirements). Versions are the ones the
+#: benchmarks cite; OpenTuner 0.8.8 uses the pre-1.4 SQLAlchemy query API.
+PEERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "opentuner": ("opentuner-venv", ("opentuner==0.8.8", "SQLAlchemy<1.4", "numpy")),
+    "kerneltuner": ("kt-venv", ("kernel_tuner==1.5.0",)),
+}
+
+
+def _venv_python(folder: Path) -> Path:
+    return folder / "bin" / "python"
+
+
+def peer_available(name: str) -> bool:
+    """True when the peer's venv exists and was completed (marker file)."""
+    folder, _ = _lookup(name)
+    return (folder / ".complete").exists()
+
+
+def _lookup(name: str) -> tuple[Path, tuple[str, ...]]:
+    if name not in PEERS:
+        raise ValueError(f"peer name {name!r} is unknown; choose one of {sorted(PEERS)}")
+    folder, reqs = PEERS[name]
+    return BENCH_DIR / folder, reqs
+
+
+def peer_python(name: str, *, create: bool = True) -> Path:
+    """Path to the peer venv's interpreter, creating and filling the venv if needed.
+
+    Raises RuntimeError (with pip's output) when the install fails, so callers
+    can report the peer as missing instead of crashing the whole benchmark.
+    """
+    folder, reqs = _lookup(name)
+    py = _venv_python(folder)
+    if (folder / ".complete").exists():
+        return py
+    if not create:
+        raise RuntimeError(f"peer venv {folder} is missing; run `python -m scripts._peers {name}`")
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    if not py.exists():
+        venv.EnvBuilder(with_pip=True, clear=True).create(folder)
+    proc = subprocess.run(
+        [str(py), "-m", "pip", "install", "--quiet", *reqs],
+        capture_output=True, text=True,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"installing {reqs} into {folder} failed:\n{proc.stdout}\n{proc.stderr}")
+    (folder / ".complete").write_text("\n".join(reqs) + "\n")
+    return py
+
+
+def run_peer(name: str, script: str | Path, args: Sequence[str] = (), *,
+             timeout: float | None = None, input_json: Any = None) -> Any:
+    """Run ``script`` with the peer's interpreter; parse its stdout as JSON.
+
+    The script is given by path (it must not import our packages: they need
+    SQLAlchemy 2). ``input_json`` is sent on stdin. Raises RuntimeError with
+    the peer's stderr when it exits non-zero.
+    """
+    py = peer_python(name)
+    proc = subprocess.run(
+        [str(py), str(script), *args],
+        input=None if input_json is None else json.dumps(input_json),
+        capture_output=True, text=True, timeout=timeout, cwd=str(ROOT),
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"peer {name} script {script} failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Create the named peer venvs (all when none are named)."""
+    names = list(argv if argv is not None else sys.argv[1:]) or list(PEERS)
+    status = 0
+    for name in names:
+        try:
+            print(f"{name}: {peer_python(name)}")
+        except RuntimeError as exc:
+            print(f"{name}: FAILED\n{exc}", file=sys.stderr)
+            status = 1
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
