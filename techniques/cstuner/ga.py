@@ -1,0 +1,163 @@
+"""An ask/tell generational GA over index genomes, shared by CsTuner and IslandGA.
+
+A genome is a tuple of value indices, one per gene.  The owner supplies
+``decode`` (genome -> config, or None when the config violates a constraint),
+so the GA never hands out an invalid configuration.  The GA is driven from
+outside: ``ask`` hands out individuals of the current generation that have no
+fitness yet, ``tell`` records results, and when the whole generation is known
+the owner decides (migrate, stop, ...) and calls ``advance`` to breed the next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from techniques.cstuner.operators import rank_weighted_choice, uniform_crossover, uniform_mutation
+
+__all__ = ["Genome", "GenerationalGA"]
+
+Genome = tuple[int, ...]
+
+
+class GenerationalGA:
+    """Uniform crossover + uniform mutation + rank-weighted selection with elitism."""
+
+    def __init__(
+        self,
+        cardinalities: Sequence[int],
+        decode: Callable[[Genome], dict[str, Any] | None],
+        rng: np.random.Generator,
+        *,
+        population: int = 20,
+        crossover_rate: float = 0.8,
+        mutation_rate: float | None = None,
+        elite: int = 1,
+        max_tries: int = 50,
+        seeds: Iterable[Genome] = (),
+    ) -> None:
+        if population < 2:
+            raise ValueError(f"population={population} must be >= 2")
+        self.cardinalities = [int(c) for c in cardinalities]
+        self.decode = decode
+        self.rng = rng
+        self.size = population
+        self.crossover_rate = crossover_rate
+        self.mutation_rate = (
+            mutation_rate if mutation_rate is not None else 1.0 / max(1, len(self.cardinalities))
+        )
+        self.elite = elite
+        self.max_tries = max_tries
+        self.generation = 0
+        self.fitness: dict[Genome, float] = {}
+        self.immigrants: list[Genome] = []
+        self._proposed: set[Genome] = set()
+        self.population: list[Genome] = self._initial(list(seeds))
+
+    # -- construction -------------------------------------------------------
+    def random_genome(self) -> Genome | None:
+        """A uniformly drawn valid genome, or None after ``max_tries`` rejections."""
+        for _ in range(self.max_tries):
+            g = tuple(int(self.rng.integers(c)) for c in self.cardinalities)
+            if self.decode(g) is not None:
+                return g
+        return None
+
+    def _initial(self, seeds: list[Genome]) -> list[Genome]:
+        pop: list[Genome] = []
+        for g in seeds:
+            g = tuple(int(x) for x in g)
+            if g not in pop and self.decode(g) is not None:
+                pop.append(g)
+        misses = 0
+        while len(pop) < self.size and misses < self.max_tries:
+            g = self.random_genome()
+            if g is None or g in pop:
+                misses += 1
+                continue
+            pop.append(g)
+        if not pop:
+            raise ValueError("no valid genome found; the space's constraints reject every sample tried")
+        return pop[: self.size]
+
+    # -- ask / tell ---------------------------------------------------------
+    def ask(self, n: int) -> list[Genome]:
+        """Up to ``n`` individuals of this generation not yet handed out nor known."""
+        out = []
+        for g in self.population:
+            if len(out) >= n:
+                break
+            if g not in self.fitness and g not in self._proposed:
+                self._proposed.add(g)
+                out.append(g)
+        return out
+
+    def tell(self, genome: Genome, value: float) -> None:
+        """Record the fitness (lower is better) of a genome."""
+        self.fitness[tuple(genome)] = float(value)
+        self._proposed.discard(tuple(genome))
+
+    @property
+    def generation_complete(self) -> bool:
+        """True when every individual of the current generation has a fitness."""
+        return all(g in self.fitness for g in self.population)
+
+    def unknown(self) -> list[Genome]:
+        """Individuals of this generation without a fitness (known ones need no measurement)."""
+        return [g for g in self.population if g not in self.fitness]
+
+    def best(self, k: int = 1, pool: Iterable[Genome] | None = None) -> list[tuple[Genome, float]]:
+        """The ``k`` best evaluated genomes (of ``pool``, default: all history)."""
+        items = (
+            [(g, self.fitness[g]) for g in pool if g in self.fitness]
+            if pool is not None
+            else list(self.fitness.items())
+        )
+        return sorted(items, key=lambda gv: gv[1])[:k]
+
+    def receive(self, genomes: Iterable[Genome]) -> None:
+        """Immigrants (from neighbouring islands) join the next breeding pool."""
+        for g in genomes:
+            g = tuple(int(x) for x in g)
+            if self.decode(g) is not None:
+                self.immigrants.append(g)
+
+    # -- breeding -----------------------------------------------------------
+    def advance(self) -> None:
+        """Breed the next generation from the current one plus immigrants."""
+        pool = list(dict.fromkeys(self.population + self.immigrants))
+        values = [self.fitness.get(g, float("inf")) for g in pool]
+        ranked = [g for _, g in sorted(zip(values, pool), key=lambda vg: vg[0])]
+        nxt: list[Genome] = ranked[: self.elite]
+        # Immigrants enter the population itself (replacing the worst), so they are
+        # measured or looked up here: that is what makes the ring carry good genes.
+        for g in self.immigrants:
+            if g not in nxt and len(nxt) < self.size:
+                nxt.append(g)
+        self.immigrants = []
+        tries = 0
+        while len(nxt) < self.size and tries < self.size * self.max_tries:
+            tries += 1
+            i, j = rank_weighted_choice(values, 2, self.rng)
+            a, b = list(pool[i]), list(pool[j])
+            if self.rng.random() < self.crossover_rate:
+                a, b = uniform_crossover(a, b, self.rng)
+            for child in (a, b):
+                c = tuple(uniform_mutation(child, self.cardinalities, self.rng, self.mutation_rate))
+                novel = c not in self.fitness or tries > self.size * self.max_tries // 2
+                if len(nxt) < self.size and c not in nxt and novel and self.decode(c) is not None:
+                    nxt.append(c)
+        while len(nxt) < self.size:
+            g = self.random_genome()
+            if g is None:
+                break
+            if g not in nxt:
+                nxt.append(g)
+            else:
+                tries += 1
+                if tries > self.size * self.max_tries * 2:
+                    break
+        self.population = nxt
+        self.generation += 1
