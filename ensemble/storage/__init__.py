@@ -1,0 +1,32 @@
+"""The shared results database: runs, configurations, requests and results.
+
+``Storage(url)`` is the only thing drivers use; see docs/INTERNALS.md for the
+contract and docs/storage.md for the user-facing notes (URLs, SQLite settings,
+upgrades).
+"""
+
+from ensemble.storage.records import (
+    FINISHED_STATES,
+    REQUEST_STATES,
+    Claim,
+    FinishedTrial,
+    NewRequest,
+    RunRecord,
+    TrialRow,
+)
+from ensemble.storage.schema import HEAD_REVISION, upgrade
+from ensemble.storage.storage import Storage, default_database_url
+
+__all__ = [
+    "FINISHED_STATES",
+    "HEAD_REVISION",
+    "REQUEST_STATES",
+    "Claim",
+    "FinishedTrial",
+    "NewRequest",
+    "RunRecord",
+    "Storage",
+    "TrialRow",
+    "default_database_url",
+    "upgrade",
+]

@@ -1,0 +1,204 @@
+"""Opening the database: engine settings, the database clock, and the one transaction helper.
+
+Everything that touches a connection goes through :meth:`Database.begin`, which
+commits on success, rolls back on any exception, and turns driver errors into
+:mod:`ensemble.errors` exceptions that name the (password-masked) URL and say
+what to do.  SQLite is opened for many processes on one file: WAL (readers
+never block the writer; a killed process loses nothing committed),
+``synchronous=NORMAL`` (no fsync per commit in WAL mode; durable against
+process crashes, which is what a tuner meets), a busy timeout, and foreign
+keys.  Write transactions start with ``BEGIN IMMEDIATE`` so a writer queues on
+the lock up front instead of failing half-way with "database is locked" when
+it upgrades a read lock (SQLite returns SQLITE_BUSY at once in that case,
+without waiting for the busy timeout).
+
+Timestamps come from the database clock (:func:`db_now`), never the host, so
+heartbeats compare correctly when workers on different hosts have skewed
+clocks.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+
+from ensemble.errors import DatabaseLockedError, MissingExtraError, StorageError
+
+__all__ = ["Database", "db_ago", "db_now", "mask_url"]
+
+_log = logging.getLogger("ensemble.storage")
+
+# SQLite: a millisecond UTC timestamp padded to microseconds, so SQLAlchemy's
+# DateTime parser reads it and string comparison orders it correctly.
+_SQLITE_NOW_FMT = "%Y-%m-%d %H:%M:%f000"
+_PG_NOW = "(now() AT TIME ZONE 'utc')"
+
+
+def mask_url(url: str | sa.URL) -> str:
+    """The URL as text with any password replaced by ``***`` (safe for messages and logs)."""
+    try:
+        return sa.make_url(url).render_as_string(hide_password=True)
+    except sa.exc.ArgumentError:
+        return str(url)
+
+
+def db_now(dialect: str) -> sa.ColumnElement[Any]:
+    """SQL for "now" in naive UTC on the database server's clock."""
+    if dialect == "sqlite":
+        return sa.literal_column(f"strftime('{_SQLITE_NOW_FMT}', 'now')", sa.DateTime)
+    if dialect == "postgresql":
+        return sa.literal_column(_PG_NOW, sa.DateTime)
+    return sa.func.current_timestamp()
+
+
+def db_ago(dialect: str, seconds: float) -> sa.ColumnElement[Any]:
+    """SQL for "``seconds`` before now" on the database clock, comparable with :func:`db_now` values."""
+    secs = float(seconds)
+    if dialect == "sqlite":
+        return sa.func.strftime(_SQLITE_NOW_FMT, "now", f"{-secs:+.6f} seconds", type_=sa.DateTime)
+    if dialect == "postgresql":
+        interval = sa.func.make_interval(0, 0, 0, 0, 0, 0, sa.bindparam("ago_s", secs, type_=sa.Double))
+        return sa.literal_column(_PG_NOW, sa.DateTime).op("-")(interval)
+    raise StorageError(f"dialect {dialect!r} is not supported; use sqlite:/// or postgresql:// URLs")
+
+
+def _sqlite_path_problem(url: sa.URL) -> str | None:
+    """Why a SQLite file URL cannot be opened, found before SQLite gives its terse message."""
+    path = url.database
+    if not path or path == ":memory:" or path.startswith("file:"):
+        return None
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        return f"directory {folder} does not exist; create it (mkdir -p {folder}) or choose another --database path"
+    if os.path.isdir(path):
+        return f"{os.path.abspath(path)} is a directory; give a file name such as {os.path.join(path, 'ensemble.db')}"
+    return None
+
+
+class Database:
+    """An engine plus the transaction helper; one per :class:`~ensemble.storage.Storage`."""
+
+    def __init__(self, url: str, *, busy_timeout_s: float = 30.0) -> None:
+        if busy_timeout_s <= 0:
+            raise StorageError(f"busy_timeout_s={busy_timeout_s!r} must be positive (seconds to wait for a lock)")
+        try:
+            parsed = sa.make_url(url)
+        except sa.exc.ArgumentError as exc:
+            raise StorageError(
+                f"--database {url!r} is not a database URL ({exc}); use sqlite:///path/to/file.db "
+                "or postgresql://user:password@host/dbname"
+            ) from exc
+        self.url = mask_url(parsed)
+        self.busy_timeout_s = float(busy_timeout_s)
+        self.dialect = parsed.get_backend_name()
+        kwargs: dict[str, Any] = {}
+        if self.dialect == "sqlite":
+            problem = _sqlite_path_problem(parsed)
+            if problem:
+                raise StorageError(f"cannot open database {self.url}: {problem}")
+            kwargs["connect_args"] = {"timeout": self.busy_timeout_s, "check_same_thread": False}
+            if not parsed.database or parsed.database == ":memory:":
+                kwargs["poolclass"] = sa.pool.StaticPool  # one connection, or each sees its own empty DB
+        elif self.dialect == "postgresql":
+            kwargs["connect_args"] = {"connect_timeout": max(1, int(self.busy_timeout_s))}
+            kwargs["pool_pre_ping"] = True
+        else:
+            raise StorageError(
+                f"--database {self.url}: backend {self.dialect!r} is not supported; "
+                "use sqlite:///path/to/file.db or postgresql://user@host/dbname"
+            )
+        try:
+            self.engine = sa.create_engine(parsed, **kwargs)
+        except ImportError as exc:
+            raise MissingExtraError(
+                f"--database {self.url} needs a PostgreSQL driver that is not installed ({exc}); "
+                "install it with: pip install ensemble-tuner[postgres]"
+            ) from exc
+        except sa.exc.NoSuchModuleError as exc:
+            raise StorageError(f"--database {self.url}: {exc}; use sqlite:/// or postgresql+psycopg2:// URLs") from exc
+        if self.dialect == "sqlite":
+            self._install_sqlite_hooks()
+        self._writer = self.engine.execution_options(ensemble_write=True)
+        self._pid = os.getpid()
+
+    def _install_sqlite_hooks(self) -> None:
+        timeout_ms = int(self.busy_timeout_s * 1000)
+
+        @event.listens_for(self.engine, "connect")
+        def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+            dbapi_conn.isolation_level = None  # we issue BEGIN ourselves (see _on_begin)
+            cur = dbapi_conn.cursor()
+            try:
+                cur.execute(f"PRAGMA busy_timeout={timeout_ms}")
+                cur.execute("PRAGMA journal_mode=WAL")
+                cur.execute("PRAGMA synchronous=NORMAL")
+                cur.execute("PRAGMA foreign_keys=ON")
+            finally:
+                cur.close()
+
+        @event.listens_for(self.engine, "begin")
+        def _on_begin(conn: sa.Connection) -> None:
+            write = conn.get_execution_options().get("ensemble_write", False)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    @contextmanager
+    def begin(self, *, write: bool = True) -> Iterator[sa.Connection]:
+        """A connection inside one transaction: commit on success, roll back on error.
+
+        ``write=True`` takes SQLite's write lock at the start (BEGIN IMMEDIATE);
+        use ``write=False`` for pure reads so they never wait for writers.
+        """
+        if os.getpid() != self._pid:  # forked: never reuse the parent's sockets/file handles
+            self.engine.dispose(close=False)
+            self._pid = os.getpid()
+        try:
+            with (self._writer if write else self.engine).begin() as conn:
+                yield conn
+        except sa.exc.DBAPIError as exc:
+            raise self.translate(exc) from exc
+
+    def translate(self, exc: sa.exc.DBAPIError) -> StorageError:
+        """Map a driver error to our exception with the URL and a fix."""
+        orig = exc.orig if exc.orig is not None else exc
+        msg = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
+        low = msg.lower()
+        pgcode = getattr(orig, "pgcode", None)
+        if "database is locked" in low or "database table is locked" in low or pgcode in ("55P03", "40P01"):
+            return DatabaseLockedError(
+                f"database {self.url} stayed locked by another process for more than the busy timeout "
+                f"({self.busy_timeout_s:g} s): another tuner, worker, or an open sqlite3 shell holds a write "
+                "transaction. Finish or close that program and retry, pass a larger busy_timeout_s, or use "
+                f"PostgreSQL for many concurrent workers. (driver said: {msg})"
+            )
+        if "unable to open database file" in low:
+            return StorageError(
+                f"cannot open database {self.url}: SQLite could not open or create the file; check that its "
+                f"directory exists and is writable, or pass another --database URL. (driver said: {msg})"
+            )
+        if "file is not a database" in low or "malformed" in low:
+            return StorageError(
+                f"cannot open database {self.url}: the file is not a valid SQLite database; pass the path of an "
+                f"ensemble-tuner database or a new file name. (driver said: {msg})"
+            )
+        if "readonly" in low or "read-only" in low:
+            return StorageError(
+                f"cannot write database {self.url}: it is read-only; make the file and its directory writable "
+                f"or pass another --database URL. (driver said: {msg})"
+            )
+        if self.dialect == "postgresql" and isinstance(exc, sa.exc.OperationalError):
+            return StorageError(
+                f"cannot use database {self.url}: {msg}. Check that the PostgreSQL server is running and "
+                "reachable, and that the user, password and database name are right (create the database "
+                "with: createdb NAME)."
+            )
+        return StorageError(f"database error on {self.url}: {msg}")
+
+    def dispose(self) -> None:
+        """Close pooled connections (the engine stays usable and reconnects on demand)."""
+        self.engine.dispose()

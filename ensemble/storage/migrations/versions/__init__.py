@@ -1,0 +1,1 @@
+"""Alembic revision scripts (alembic skips this file)."""

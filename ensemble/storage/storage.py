@@ -1,0 +1,509 @@
+"""The Storage API: the only channel between search drivers and measurement workers.
+
+Each public method is one short transaction through ``Database.begin`` and a
+few SQLAlchemy Core statements, so it commits before returning (a killed
+process loses only what it had not yet handed to Storage) and costs well
+under a millisecond on SQLite (``python -m scripts.bench_storage``).
+
+Request lifecycle: ``add_requests`` -> WAITING -> ``claim`` -> RUNNING ->
+``finish`` -> OK | FAILED | TIMEOUT | INVALID.  A claim is one conditional
+``UPDATE ... WHERE id IN (candidates) AND state='WAITING'`` whose RETURNING
+rows are the requests this worker won; a finish is a conditional UPDATE on
+``state='RUNNING' AND worker=?`` so a request that was requeued or finished
+elsewhere refuses it.  Worker names must be unique per live worker process.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql as _pg
+from sqlalchemy.dialects import sqlite as _sqlite
+
+from ensemble.errors import RunExistsError, StorageError
+from ensemble.storage import jsonenc, schema
+from ensemble.storage.engine import Database, db_ago, db_now
+from ensemble.storage.models import configurations, requests, results, run_state, runs
+from ensemble.storage.records import (
+    FINISHED_STATES,
+    REQUEST_STATES,
+    Claim,
+    FinishedTrial,
+    NewRequest,
+    RunRecord,
+    TrialRow,
+)
+
+__all__ = ["Storage", "default_database_url"]
+
+_CHUNK = 500  # bound on IN-lists (SQLite's variable limit, PostgreSQL's plan size)
+
+
+def default_database_url(app_name: str) -> str:
+    """A SQLite file named after the app in the current directory, e.g. ``sqlite:////cwd/blocktuner.db``."""
+    slug = re.sub(r"[^a-z0-9_.-]+", "_", app_name.strip().lower()).strip("._") or "ensemble"
+    return "sqlite:///" + os.path.join(os.getcwd(), f"{slug}.db")
+
+
+def _value(x: float | None) -> float | None:
+    """NaN means "no value": stored as NULL on every backend (SQLite cannot store NaN at all)."""
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) else x
+
+
+def _chunks(seq: Sequence[Any]) -> Iterable[Sequence[Any]]:
+    for i in range(0, len(seq), _CHUNK):
+        yield seq[i : i + _CHUNK]
+
+
+def _finished_columns() -> list[sa.ColumnElement[Any]]:
+    return [
+        requests.c.id.label("request_id"),
+        requests.c.configuration_id,
+        configurations.c.hash,
+        configurations.c.data_json,
+        requests.c.technique,
+        results.c.state,
+        results.c.value,
+        requests.c.duplicate,
+        requests.c.worker,
+        results.c.cost,
+        results.c.reason,
+        requests.c.finished_at,
+        results.c.metrics_json,
+        results.c.times_json,
+    ]
+
+
+def _finished(row: sa.Row[Any]) -> FinishedTrial:
+    return FinishedTrial(
+        request_id=row.request_id,
+        configuration_id=row.configuration_id,
+        config_hash=row.hash,
+        config_json=row.data_json,
+        technique=row.technique,
+        state=row.state,
+        value=row.value,
+        duplicate=bool(row.duplicate),
+        worker=row.worker,
+        cost=row.cost,
+        reason=row.reason,
+        finished_at=row.finished_at,
+        metrics=jsonenc.loads(row.metrics_json),
+        times=jsonenc.loads(row.times_json),
+    )
+
+
+class Storage:
+    """Results database at a SQLAlchemy URL (``sqlite:///file.db`` or ``postgresql://...``).
+
+    Opening creates an empty database at the current schema, or checks that an
+    existing one is current (:class:`~ensemble.errors.SchemaVersionError`
+    otherwise).  One object may be shared by threads; after ``fork`` the child
+    opens its own connections automatically.
+    """
+
+    def __init__(self, url: str, *, busy_timeout_s: float = 30.0) -> None:
+        self._db = Database(url, busy_timeout_s=busy_timeout_s)
+        self._dialect = self._db.dialect
+        self._now = db_now(self._dialect)
+        try:
+            schema.ensure_schema(self._db)
+        except BaseException:
+            self._db.dispose()
+            raise
+        self._insert = _pg.insert if self._dialect == "postgresql" else _sqlite.insert
+
+    @property
+    def url(self) -> str:
+        """The database URL with any password masked."""
+        return self._db.url
+
+    def close(self) -> None:
+        """Release pooled connections (the object reconnects if used again)."""
+        self._db.dispose()
+
+    def __enter__(self) -> Storage:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Storage({self.url!r})"
+
+    # ----------------------------------------------------------------- runs
+    def create_run(
+        self,
+        name: str,
+        *,
+        app: str,
+        space_json: str | dict[str, Any],
+        space_hash: str,
+        objective_json: str | dict[str, Any] = "{}",
+        settings_json: str | dict[str, Any] = "{}",
+    ) -> int:
+        """Create run ``name`` and return its id; if it exists with the same space, return the existing id.
+
+        Race-free: of two processes creating the same name, one inserts and
+        both get that run.  A run of that name with a different ``space_hash``
+        raises RunExistsError (choose another ``--run-name``).
+        """
+        if not isinstance(name, str) or not name.strip():
+            raise StorageError(f"run name {name!r} must be a non-empty string; pass --run-name NAME")
+        texts = {
+            key: val if isinstance(val, str) else jsonenc.dumps(val, where=key)
+            for key, val in (("space_json", space_json), ("objective_json", objective_json),
+                             ("settings_json", settings_json))
+        }
+        stmt = (
+            self._insert(runs)
+            .values(name=name, app=app, space_hash=space_hash, status="created",
+                    created_at=self._now, updated_at=self._now, **texts)
+            .on_conflict_do_nothing(index_elements=[runs.c.name])
+            .returning(runs.c.id)
+        )
+        with self._db.begin() as conn:
+            run_id = conn.execute(stmt).scalar()
+            if run_id is not None:
+                return int(run_id)
+            existing = conn.execute(sa.select(runs.c.id, runs.c.space_hash).where(runs.c.name == name)).one()
+        if existing.space_hash != space_hash:
+            raise RunExistsError(
+                f"run {name!r} already exists in {self.url} with a different search space "
+                f"(space hash {existing.space_hash[:12]}..., this one {space_hash[:12]}...); "
+                "pass another --run-name, or use another --database"
+            )
+        return int(existing.id)
+
+    def _run_record(self, row: sa.Row[Any]) -> RunRecord:
+        return RunRecord(**row._asdict())
+
+    def get_run(self, name: str) -> RunRecord | None:
+        """The run called ``name``, or None."""
+        with self._db.begin(write=False) as conn:
+            row = conn.execute(sa.select(runs).where(runs.c.name == name)).first()
+        return None if row is None else self._run_record(row)
+
+    def list_runs(self) -> list[RunRecord]:
+        """Every run, oldest first."""
+        with self._db.begin(write=False) as conn:
+            rows = conn.execute(sa.select(runs).order_by(runs.c.id)).all()
+        return [self._run_record(r) for r in rows]
+
+    def set_run_status(self, run_id: int, status: str) -> None:
+        """Record a run's status (e.g. "running", "finished") and touch ``updated_at``."""
+        with self._db.begin() as conn:
+            done = conn.execute(
+                sa.update(runs).where(runs.c.id == run_id).values(status=status, updated_at=self._now)
+            ).rowcount
+        if done != 1:
+            raise StorageError(f"run_id={run_id!r} does not exist in {self.url}; use an id from create_run/get_run")
+
+    # ------------------------------------------------------------- requests
+    def add_requests(self, run_id: int, items: Sequence[NewRequest]) -> list[int]:
+        """Insert requests in one transaction and return their ids in order.
+
+        New configurations are inserted (unique per run by hash).  An item with
+        ``duplicate=True`` is stored already finished with a copy of the
+        earliest measured result of its configuration (cost 0: it was not
+        measured); it never becomes WAITING.  If that configuration has no
+        finished result yet, StorageError is raised and nothing is written.
+        """
+        if not items:
+            return []
+        hashes = list(dict.fromkeys(it.config_hash for it in items))
+        first_json = {}
+        for it in items:
+            first_json.setdefault(it.config_hash, it.config_json)
+        with self._db.begin() as conn:
+            conn.execute(
+                self._insert(configurations).on_conflict_do_nothing(
+                    index_elements=[configurations.c.run_id, configurations.c.hash]
+                ),
+                [{"run_id": run_id, "hash": h, "data_json": first_json[h]} for h in hashes],
+            )
+            config_ids: dict[str, int] = {}
+            for chunk in _chunks(hashes):
+                rows = conn.execute(
+                    sa.select(configurations.c.hash, configurations.c.id).where(
+                        configurations.c.run_id == run_id, configurations.c.hash.in_(chunk)
+                    )
+                )
+                config_ids.update({h: i for h, i in rows})
+            sources = self._duplicate_sources(conn, run_id, items, config_ids)
+            ids = conn.execute(
+                sa.insert(requests)
+                .values(created_at=self._now)
+                .returning(requests.c.id, sort_by_parameter_order=True),
+                [
+                    {
+                        "run_id": run_id,
+                        "configuration_id": config_ids[it.config_hash],
+                        "technique": it.technique,
+                        "state": sources[it.config_hash].state if it.duplicate else "WAITING",
+                        "duplicate": bool(it.duplicate),
+                        "limit_s": it.limit_s,
+                        "finished_at": None,
+                    }
+                    for it in items
+                ],
+            ).scalars().all()
+            dup_ids = [rid for rid, it in zip(ids, items) if it.duplicate]
+            if dup_ids:
+                conn.execute(
+                    sa.update(requests).where(requests.c.id.in_(dup_ids)).values(finished_at=self._now)
+                )
+                conn.execute(
+                    sa.insert(results).values(created_at=self._now),
+                    [
+                        {**sources[it.config_hash]._asdict(), "request_id": rid, "run_id": run_id,
+                         "configuration_id": config_ids[it.config_hash], "cost": 0.0}
+                        for rid, it in zip(ids, items)
+                        if it.duplicate
+                    ],
+                )
+        return [int(i) for i in ids]
+
+    def _duplicate_sources(
+        self, conn: sa.Connection, run_id: int, items: Sequence[NewRequest], config_ids: dict[str, int]
+    ) -> dict[str, sa.Row[Any]]:
+        """The earliest measured result of each configuration that a duplicate item refers to."""
+        sources: dict[str, sa.Row[Any]] = {}
+        for it in items:
+            if not it.duplicate or it.config_hash in sources:
+                continue
+            row = conn.execute(
+                sa.select(results.c.state, results.c.value, results.c.metrics_json, results.c.times_json,
+                          results.c.reason)
+                .join(requests, requests.c.id == results.c.request_id)
+                .where(results.c.configuration_id == config_ids[it.config_hash],
+                       requests.c.duplicate.is_(False))
+                .order_by(results.c.request_id)
+                .limit(1)
+            ).first()
+            if row is None:
+                raise StorageError(
+                    f"NewRequest(config_hash={it.config_hash!r}, duplicate=True) in run {run_id}: that "
+                    "configuration has no finished result to copy; submit it with duplicate=False, or wait "
+                    "for its result (result_for_hash) before marking repeats as duplicates"
+                )
+            sources[it.config_hash] = row
+        return sources
+
+    def claim(self, run_id: int, worker: str, n: int = 1) -> list[Claim]:
+        """Atomically move up to ``n`` WAITING requests (oldest first) to RUNNING for ``worker``.
+
+        Returns only the requests this call won; [] when none are waiting.
+        PostgreSQL skips rows another claimer has locked (FOR UPDATE SKIP
+        LOCKED); SQLite serialises writers, so candidates are never contested.
+        """
+        if n < 1:
+            return []
+        pick = (
+            sa.select(requests.c.id, requests.c.configuration_id, requests.c.limit_s, configurations.c.data_json)
+            .join(configurations, configurations.c.id == requests.c.configuration_id)
+            .where(requests.c.run_id == run_id, requests.c.state == "WAITING")
+            .order_by(requests.c.id)
+            .limit(n)
+        )
+        if self._dialect == "postgresql":
+            pick = pick.with_for_update(skip_locked=True, of=requests)
+        with self._db.begin() as conn:
+            rows = conn.execute(pick).all()
+            if not rows:
+                return []
+            won = set(
+                conn.execute(
+                    sa.update(requests)
+                    .where(requests.c.id.in_([r.id for r in rows]), requests.c.state == "WAITING")
+                    .values(state="RUNNING", worker=worker, claimed_at=self._now, heartbeat_at=self._now)
+                    .returning(requests.c.id)
+                ).scalars()
+            )
+        return [Claim(r.id, r.configuration_id, r.data_json, r.limit_s) for r in rows if r.id in won]
+
+    def heartbeat(self, request_ids: Sequence[int], worker: str) -> int:
+        """Touch the heartbeat of requests still RUNNING by ``worker``; return how many were."""
+        ids = list(request_ids)
+        touched = 0
+        if not ids:
+            return 0
+        with self._db.begin() as conn:
+            for chunk in _chunks(ids):
+                touched += conn.execute(
+                    sa.update(requests)
+                    .where(requests.c.id.in_(chunk), requests.c.worker == worker, requests.c.state == "RUNNING")
+                    .values(heartbeat_at=self._now)
+                ).rowcount
+        return touched
+
+    def finish(
+        self,
+        request_id: int,
+        worker: str,
+        *,
+        state: str,
+        value: float | None = None,
+        metrics: dict[str, Any] | None = None,
+        times: Sequence[float] | None = None,
+        cost: float | None = None,
+        reason: str | None = None,
+    ) -> bool:
+        """Store the result of a request RUNNING by ``worker`` and commit; False (nothing written) otherwise.
+
+        ``value`` NaN is stored as None; infinities are kept.
+        """
+        if state not in FINISHED_STATES:
+            raise StorageError(f"finish(state={state!r}): use one of {', '.join(FINISHED_STATES)}")
+        metrics_json = jsonenc.dumps(metrics or {}, where="metrics")
+        times_json = jsonenc.dumps(list(times or ()), where="times")
+        with self._db.begin() as conn:
+            row = conn.execute(
+                sa.update(requests)
+                .where(requests.c.id == request_id, requests.c.state == "RUNNING", requests.c.worker == worker)
+                .values(state=state, finished_at=self._now)
+                .returning(requests.c.run_id, requests.c.configuration_id)
+            ).first()
+            if row is None:
+                return False
+            conn.execute(
+                sa.insert(results).values(
+                    request_id=request_id, run_id=row.run_id, configuration_id=row.configuration_id,
+                    state=state, value=_value(value), metrics_json=metrics_json, times_json=times_json,
+                    cost=None if cost is None else float(cost), reason=reason, created_at=self._now,
+                )
+            )
+        return True
+
+    def requeue_stale(self, run_id: int, older_than_s: float) -> int:
+        """Return RUNNING requests whose heartbeat is older than ``older_than_s`` (database clock) to WAITING."""
+        with self._db.begin() as conn:
+            return conn.execute(
+                sa.update(requests)
+                .where(
+                    requests.c.run_id == run_id,
+                    requests.c.state == "RUNNING",
+                    sa.or_(requests.c.heartbeat_at.is_(None),
+                           requests.c.heartbeat_at < db_ago(self._dialect, older_than_s)),
+                )
+                .values(state="WAITING", worker=None, claimed_at=None, heartbeat_at=None)
+            ).rowcount
+
+    # --------------------------------------------------------------- reading
+    def finished_since(self, run_id: int, after_request_id: int) -> list[FinishedTrial]:
+        """Finished requests with id > ``after_request_id``, in request-id order.
+
+        Requests finish out of id order, so a reader should pass one less than
+        the lowest request id it has not yet seen finished, and skip request
+        ids it already has: that never misses a result, even on PostgreSQL
+        where transactions commit out of order.
+        """
+        stmt = (
+            sa.select(*_finished_columns())
+            .select_from(results)
+            .join(requests, requests.c.id == results.c.request_id)
+            .join(configurations, configurations.c.id == results.c.configuration_id)
+            .where(results.c.run_id == run_id, results.c.request_id > after_request_id)
+            .order_by(results.c.request_id)
+        )
+        with self._db.begin(write=False) as conn:
+            return [_finished(r) for r in conn.execute(stmt)]
+
+    def result_for_hash(self, run_id: int, config_hash: str) -> FinishedTrial | None:
+        """The earliest measured (non-duplicate) result for a configuration of this run, or None."""
+        stmt = (
+            sa.select(*_finished_columns())
+            .select_from(results)
+            .join(requests, requests.c.id == results.c.request_id)
+            .join(configurations, configurations.c.id == results.c.configuration_id)
+            .where(configurations.c.run_id == run_id, configurations.c.hash == config_hash,
+                   requests.c.duplicate.is_(False))
+            .order_by(results.c.request_id)
+            .limit(1)
+        )
+        with self._db.begin(write=False) as conn:
+            row = conn.execute(stmt).first()
+        return None if row is None else _finished(row)
+
+    def counts(self, run_id: int) -> dict[str, int]:
+        """Requests per state (every state present, duplicates included) plus summary counts.
+
+        ``requests``: all requests; ``duplicates``: answered from the database;
+        ``measured``: finished and not duplicate; ``unique``: distinct
+        configurations with a measured result (the unique evaluations).
+        """
+        out = {s: 0 for s in REQUEST_STATES}
+        out.update(requests=0, duplicates=0, measured=0, unique=0)
+        with self._db.begin(write=False) as conn:
+            rows = conn.execute(
+                sa.select(requests.c.state, requests.c.duplicate, sa.func.count())
+                .where(requests.c.run_id == run_id)
+                .group_by(requests.c.state, requests.c.duplicate)
+            ).all()
+            out["unique"] = conn.execute(
+                sa.select(sa.func.count(sa.distinct(requests.c.configuration_id))).where(
+                    requests.c.run_id == run_id, requests.c.duplicate.is_(False),
+                    requests.c.state.in_(FINISHED_STATES),
+                )
+            ).scalar_one()
+        for state, duplicate, n in rows:
+            out[state] = out.get(state, 0) + n
+            out["requests"] += n
+            if duplicate:
+                out["duplicates"] += n
+            elif state in FINISHED_STATES:
+                out["measured"] += n
+        return out
+
+    def trials(self, run_id: int) -> list[TrialRow]:
+        """Every request of the run with its result (if any), in request-id order."""
+        stmt = (
+            sa.select(
+                requests.c.id, requests.c.configuration_id, configurations.c.hash, configurations.c.data_json,
+                requests.c.technique, requests.c.state, requests.c.duplicate, requests.c.worker,
+                requests.c.limit_s, requests.c.created_at, requests.c.claimed_at, requests.c.finished_at,
+                results.c.value, results.c.cost, results.c.reason, results.c.metrics_json, results.c.times_json,
+            )
+            .join(configurations, configurations.c.id == requests.c.configuration_id)
+            .outerjoin(results, results.c.request_id == requests.c.id)
+            .where(requests.c.run_id == run_id)
+            .order_by(requests.c.id)
+        )
+        with self._db.begin(write=False) as conn:
+            rows = conn.execute(stmt).all()
+        return [
+            TrialRow(
+                request_id=r.id, configuration_id=r.configuration_id, config_hash=r.hash,
+                config_json=r.data_json, technique=r.technique, state=r.state, duplicate=bool(r.duplicate),
+                worker=r.worker, limit_s=r.limit_s, created_at=r.created_at, claimed_at=r.claimed_at,
+                finished_at=r.finished_at, value=r.value, cost=r.cost, reason=r.reason,
+                metrics=jsonenc.loads(r.metrics_json) or {}, times=jsonenc.loads(r.times_json) or [],
+            )
+            for r in rows
+        ]
+
+    # ------------------------------------------------------------ run state
+    def put_state(self, run_id: int, key: str, obj: Any) -> None:
+        """Store a JSON-able object under ``key`` for the run (replacing any earlier one)."""
+        data = jsonenc.dumps(obj, where=f"state {key!r}")
+        stmt = self._insert(run_state).values(run_id=run_id, key=key, data_json=data)
+        stmt = stmt.on_conflict_do_update(index_elements=[run_state.c.run_id, run_state.c.key],
+                                          set_={"data_json": stmt.excluded.data_json})
+        with self._db.begin() as conn:
+            conn.execute(stmt)
+
+    def get_state(self, run_id: int, key: str, default: Any = None) -> Any:
+        """The object stored under ``key`` for the run, or ``default``."""
+        with self._db.begin(write=False) as conn:
+            data = conn.execute(
+                sa.select(run_state.c.data_json).where(run_state.c.run_id == run_id, run_state.c.key == key)
+            ).scalar()
+        return default if data is None else jsonenc.loads(data)
