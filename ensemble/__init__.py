@@ -1,1 +1,116 @@
-"""ensemble package."""
+"""ensemble-tuner: an ensemble autotuner over a shared results database.
+
+Only cheap modules are imported here.  The app, driver and tuning entry
+points (``TunerApp``, ``tune``, ``Tuner``, ``TuneResult``, ``RunSettings``)
+are loaded on first access through module ``__getattr__``, so
+``import ensemble`` stays fast and never fails because of them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import Any
+
+from ensemble.errors import (
+    ConfigurationError,
+    DatabaseLockedError,
+    EnsembleError,
+    InfeasibleSpaceError,
+    MissingExtraError,
+    ObjectiveError,
+    RunExistsError,
+    SchemaVersionError,
+    SpaceError,
+    StorageError,
+    TechniqueError,
+)
+from ensemble.objective import Lexicographic, Maximize, Minimize, Objective, Pareto, WeightedSum
+from ensemble.result import Result, TrialState, coerce_result
+from ensemble.space import (
+    Boolean,
+    Enum,
+    Float,
+    Integer,
+    LogFloat,
+    LogInteger,
+    Parameter,
+    Permutation,
+    PowerOfTwo,
+    SearchSpace,
+    canonical_json,
+    config_hash,
+)
+from ensemble.technique import Technique, Trial
+
+__version__ = "0.1.0"
+
+# public name -> module providing it, imported on first access
+_LAZY: dict[str, str] = {
+    "TunerApp": "ensemble.app",
+    "tune": "ensemble.tune",
+    "Tuner": "ensemble.tune",
+    "TuneResult": "ensemble.tune",
+    "RunSettings": "ensemble.settings",
+}
+
+__all__ = [
+    # space
+    "SearchSpace",
+    "Parameter",
+    "Integer",
+    "Float",
+    "LogInteger",
+    "LogFloat",
+    "PowerOfTwo",
+    "Enum",
+    "Boolean",
+    "Permutation",
+    "canonical_json",
+    "config_hash",
+    # results and objectives
+    "Result",
+    "TrialState",
+    "coerce_result",
+    "Objective",
+    "Minimize",
+    "Maximize",
+    "Lexicographic",
+    "WeightedSum",
+    "Pareto",
+    # techniques
+    "Technique",
+    "Trial",
+    # errors
+    "EnsembleError",
+    "SpaceError",
+    "InfeasibleSpaceError",
+    "ConfigurationError",
+    "StorageError",
+    "DatabaseLockedError",
+    "SchemaVersionError",
+    "RunExistsError",
+    "ObjectiveError",
+    "TechniqueError",
+    "MissingExtraError",
+]
+# lazily loaded names are public once their module exists (star imports must not fail)
+__all__ += [n for n, m in _LAZY.items() if importlib.util.find_spec(m) is not None]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ensemble' has no attribute {name!r}")
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise AttributeError(
+            f"ensemble.{name} is provided by {module}, which is not available ({exc})"
+        ) from exc
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

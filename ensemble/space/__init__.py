@@ -1,0 +1,33 @@
+"""Search spaces: parameter types, constraints, exact counting, valid sampling, hashing."""
+
+from ensemble.space.canonical import canonical_json, config_hash, from_canonical_json
+from ensemble.space.params import (
+    Boolean,
+    DiscreteParameter,
+    Enum,
+    Float,
+    Integer,
+    LogFloat,
+    LogInteger,
+    Parameter,
+    Permutation,
+    PowerOfTwo,
+)
+from ensemble.space.space import SearchSpace
+
+__all__ = [
+    "SearchSpace",
+    "Parameter",
+    "DiscreteParameter",
+    "Integer",
+    "Float",
+    "LogInteger",
+    "LogFloat",
+    "PowerOfTwo",
+    "Enum",
+    "Boolean",
+    "Permutation",
+    "canonical_json",
+    "config_hash",
+    "from_canonical_json",
+]

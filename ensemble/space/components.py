@@ -1,0 +1,277 @@
+"""Independent components of a constrained space, and exact work on each.
+
+Parameters are joined into one component when a constraint reads both; a
+parameter no constraint reads is a component of its own.  The valid set of
+the whole space is the Cartesian product of the components' valid sets, so
+
+* the exact count is the product of the components' counts (SPAPT spaces of
+  1e36 points split into components of a few hundred points each),
+* uniform valid sampling is independent uniform sampling per component, and
+* the nearest valid neighbour is found component by component.
+
+A component whose grid is small enough is enumerated exactly by a join:
+parameters are added one at a time and every constraint is checked (as a
+NumPy array expression, or point by point for callables) as soon as the
+parameters it reads are all assigned, so invalid partial assignments are
+pruned before they are multiplied by the next parameter's values.  Larger
+components fall back to a depth-first sequential sampler with the same
+pruning, then to bounded rejection.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ensemble.errors import InfeasibleSpaceError, SpaceError
+from ensemble.space.constraints import Constraint
+from ensemble.space.params import DiscreteParameter, Parameter
+
+__all__ = ["Component", "split_components", "value_array"]
+
+#: grids up to this many points are enumerated once and cached for sampling/repair
+TABLE_LIMIT = 2_000_000
+#: node budget of one depth-first sampling attempt
+DFS_BUDGET = 20_000
+
+
+def value_array(p: DiscreteParameter) -> np.ndarray:
+    """The values of ``p`` as a NumPy array with Python-compatible semantics."""
+    vals = p.values()
+    if all(isinstance(v, bool) for v in vals):
+        return np.array(vals, dtype=bool)
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
+        if all(-(2**62) < v < 2**62 for v in vals):
+            return np.array(vals, dtype=np.int64)
+    elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+        return np.array(vals, dtype=float)
+    elif all(isinstance(v, str) for v in vals):
+        return np.array(vals, dtype=str)
+    arr = np.empty(len(vals), dtype=object)
+    for i, v in enumerate(vals):
+        arr[i] = v
+    return arr
+
+
+class Component:
+    """A set of parameters tied together by constraints."""
+
+    def __init__(self, params: list[Parameter], constraints: list[Constraint]) -> None:
+        self.params = params
+        self.names = [p.name for p in params]
+        self.constraints = constraints
+        self.discrete = all(isinstance(p, DiscreteParameter) for p in params)
+        self.grid_size: float = (
+            math.prod(p.cardinality for p in params)  # type: ignore[attr-defined]
+            if self.discrete
+            else math.inf
+        )
+        pos = {n: i for i, n in enumerate(self.names)}
+        # a constraint is checked right after the last of its parameters is assigned
+        self._due: list[list[Constraint]] = [[] for _ in params]
+        for c in constraints:
+            self._due[max(pos[n] for n in c.names)].append(c)
+        self._values = [value_array(p) for p in params] if self.discrete else None  # type: ignore[arg-type]
+        self._table: np.ndarray | None = None
+
+    # --- exact enumeration -------------------------------------------------
+    def table(self, limit: float = TABLE_LIMIT) -> np.ndarray | None:
+        """All valid index rows (shape (m, k)), or None when the grid exceeds ``limit``."""
+        if self._table is not None:
+            return self._table
+        if not self.discrete or self.grid_size > limit:
+            return None
+        cards = [p.cardinality for p in self.params]  # type: ignore[attr-defined]
+        dtype = np.int8 if max(cards) < 127 else np.int16 if max(cards) < 32767 else np.int32
+        rows = np.zeros((1, 0), dtype=dtype)
+        for j, card in enumerate(cards):
+            m = rows.shape[0]
+            rows = np.concatenate(
+                [np.repeat(rows, card, axis=0), np.tile(np.arange(card, dtype=dtype), m)[:, None]],
+                axis=1,
+            )
+            for c in self._due[j]:
+                if rows.shape[0] == 0:
+                    break
+                rows = rows[self._mask(c, rows)]
+        if self.grid_size <= TABLE_LIMIT:
+            self._table = rows
+        return rows
+
+    def _mask(self, c: Constraint, rows: np.ndarray) -> np.ndarray:
+        assert self._values is not None
+        n = rows.shape[0]
+        cols = {name: self._values[self.names.index(name)][rows[:, self.names.index(name)]]
+                for name in c.names}
+
+        def as_dicts() -> list[dict[str, Any]]:
+            idx = [self.names.index(name) for name in c.names]
+            ps = [self.params[i] for i in idx]
+            return [
+                {p.name: p.value_at(int(r[i])) for p, i in zip(ps, idx)}  # type: ignore[attr-defined]
+                for r in rows
+            ]
+
+        return c.holds_many(cols, n, as_dicts)
+
+    def count(self, limit: float) -> int | None:
+        """Exact number of valid assignments, or None when the grid exceeds ``limit``."""
+        if not self.constraints:
+            return int(self.grid_size) if self.discrete else None
+        t = self.table(limit)
+        return None if t is None else int(t.shape[0])
+
+    def decode(self, row: Sequence[int]) -> dict[str, Any]:
+        """Index row -> {name: value}."""
+        return {p.name: p.value_at(int(i)) for p, i in zip(self.params, row)}  # type: ignore[attr-defined]
+
+    def infeasible(self) -> InfeasibleSpaceError:
+        """The error for an empty component, naming its constraints."""
+        alone = []
+        for c in self.constraints:
+            sub = Component([p for p in self.params if p.name in c.names], [c])
+            if sub.discrete and sub.grid_size <= TABLE_LIMIT and sub.count(TABLE_LIMIT) == 0:
+                alone.append(c.label)
+        if alone:
+            what = "constraint(s) " + "; ".join(repr(a) for a in alone) + " cannot be met at all"
+        else:
+            what = (
+                "constraints " + "; ".join(repr(c.label) for c in self.constraints)
+                + " cannot be met together"
+            )
+        return InfeasibleSpaceError(
+            f"no valid configuration: {what} (parameters {', '.join(self.names)}); "
+            "relax the constraint(s) or widen the parameter ranges"
+        )
+
+    # --- sampling ----------------------------------------------------------
+    def holds(self, assignment: dict[str, Any]) -> bool:
+        """All constraints of the component hold for a full assignment."""
+        return all(c.holds(assignment) for c in self.constraints)
+
+    def sample(self, rng: np.random.Generator, n: int) -> list[dict[str, Any]]:
+        """``n`` valid assignments: uniform from the table when it exists."""
+        if not self.constraints:
+            return [{p.name: p.sample(rng) for p in self.params} for _ in range(n)]
+        t = self.table()
+        if t is not None:
+            if t.shape[0] == 0:
+                raise self.infeasible()
+            return [self.decode(t[i]) for i in rng.integers(t.shape[0], size=n)]
+        return [self._sample_search(rng) for _ in range(n)]
+
+    def _sample_search(self, rng: np.random.Generator) -> dict[str, Any]:
+        for _ in range(5):
+            got = self._dfs(rng, prefer=None)
+            if got is not None:
+                return got
+        for _ in range(DFS_BUDGET):
+            cand = {p.name: p.sample(rng) for p in self.params}
+            if self.holds(cand):
+                return cand
+        raise InfeasibleSpaceError(
+            f"could not find a configuration of {', '.join(self.names)} meeting "
+            + "; ".join(repr(c.label) for c in self.constraints)
+            + f" after {5 * DFS_BUDGET + DFS_BUDGET} tries; the constraints may be infeasible "
+            "or very tight: relax them, or give names=[...] to callable constraints so the "
+            "space can be split"
+        )
+
+    def _candidates(self, j: int, rng: np.random.Generator, prefer: Any) -> list[Any]:
+        p = self.params[j]
+        if isinstance(p, DiscreteParameter) and p.cardinality <= 64:
+            idx = rng.permutation(p.cardinality)
+            if prefer is not None and p.is_legal(prefer):
+                i0 = p.index_of(prefer)
+                idx = sorted(idx, key=lambda i: abs(int(i) - i0))  # stable: random among ties
+            return [p.value_at(int(i)) for i in idx]
+        k = 16
+        vals = [p.sample(rng) for _ in range(k)]
+        if prefer is not None and p.is_legal(prefer):
+            x0 = np.asarray(p.to_unit(prefer))
+            scale = 0.05
+            near = []
+            for _ in range(k):
+                near.append(p.from_unit(np.clip(x0 + rng.normal(0, scale, x0.shape), 0, 1)))
+                scale *= 1.5
+            vals = [prefer] + near + vals
+        return vals
+
+    def _dfs(self, rng: np.random.Generator, prefer: dict[str, Any] | None) -> dict[str, Any] | None:
+        """Depth-first assignment with pruning; None when the node budget runs out."""
+        budget = [DFS_BUDGET]
+        assignment: dict[str, Any] = {}
+
+        def go(j: int) -> bool:
+            if j == len(self.params):
+                return True
+            name = self.names[j]
+            for v in self._candidates(j, rng, None if prefer is None else prefer.get(name)):
+                budget[0] -= 1
+                if budget[0] < 0:
+                    return False
+                assignment[name] = v
+                if all(c.holds(assignment) for c in self._due[j]) and go(j + 1):
+                    return True
+            assignment.pop(name, None)
+            return False
+
+        try:
+            ok = go(0)
+        except RecursionError:  # pragma: no cover - components of > 900 parameters
+            return None
+        return dict(assignment) if ok else None
+
+    # --- repair ------------------------------------------------------------
+    def nearest(self, current: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+        """The valid assignment nearest to ``current`` (L1 over normalised indices)."""
+        t = self.table()
+        if t is not None:
+            if t.shape[0] == 0:
+                raise self.infeasible()
+            here = []
+            for p in self.params:
+                assert isinstance(p, DiscreteParameter)
+                v = current.get(p.name)
+                here.append(p.index_of(v) if p.is_legal(v) else -p.cardinality)
+            scale = np.array([max(p.cardinality - 1, 1) for p in self.params], dtype=float)  # type: ignore[attr-defined]
+            d = np.abs(t.astype(np.int64) - np.array(here)[None, :]).astype(float) / scale
+            dist = d.sum(axis=1)
+            best = np.flatnonzero(dist == dist.min())
+            return self.decode(t[int(rng.choice(best))])
+        got = self._dfs(rng, prefer=current)
+        return got if got is not None else self._sample_search(rng)
+
+
+def split_components(params: list[Parameter], constraints: list[Constraint]) -> list[Component]:
+    """Group parameters linked by constraints (union-find), keeping space order."""
+    parent = {p.name: p.name for p in params}
+
+    def find(a: str) -> str:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    for c in constraints:
+        if not c.names:
+            continue
+        r0 = find(c.names[0])
+        for n in c.names[1:]:
+            parent[find(n)] = r0
+    groups: dict[str, list[Parameter]] = {}
+    for p in params:
+        groups.setdefault(find(p.name), []).append(p)
+    by_root: dict[str, list[Constraint]] = {}
+    for c in constraints:
+        if not c.names:
+            continue
+        by_root.setdefault(find(c.names[0]), []).append(c)
+    comps = [Component(ps, by_root.get(root, [])) for root, ps in groups.items()]
+    for c in constraints:
+        if not c.names and not c.holds({}):
+            raise SpaceError(f"constraint {c.label!r} reads no parameter and is always false")
+    return comps
