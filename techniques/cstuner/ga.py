@@ -15,9 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from techniques.cstuner.operators import rank_weighted_choice, uniform_crossover, uniform_mutation
+from techniques.cstuner.operators import (
+    rank_weighted_choice,
+    uniform_crossover,
+    uniform_mutation,
+)
 
-__all__ = ["Genome", "GenerationalGA"]
+__all__ = ["GenerationalGA", "Genome"]
 
 Genome = tuple[int, ...]
 

@@ -29,12 +29,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 __all__ = [
-    "value_scale",
-    "pair_cv",
-    "probe_configs",
-    "interaction_cvs",
     "deque_grouping",
     "group_parameters",
+    "interaction_cvs",
+    "pair_cv",
+    "probe_configs",
+    "value_scale",
 ]
 
 Record = tuple[Mapping[str, Any], float]

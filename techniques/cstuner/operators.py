@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["uniform_crossover", "uniform_mutation", "rank_weighted_choice", "cv_of"]
+__all__ = ["cv_of", "rank_weighted_choice", "uniform_crossover", "uniform_mutation"]
 
 _DEAP_LOCK = threading.Lock()
 T = TypeVar("T")

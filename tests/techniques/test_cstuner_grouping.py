@@ -18,7 +18,7 @@ from techniques.cstuner.grouping import (
 DOMAINS = {
     "a": list(range(1, 9)),
     "b": list(range(1, 9)),
-    "c": list(range(0, 8)),
+    "c": list(range(8)),
     "d": list(range(-4, 5)),
     "e": list(range(-4, 5)),
 }

@@ -31,7 +31,7 @@ def test_top_n_cv() -> None:
 
 def test_plateau_stops_early_and_reports_saved_evaluations() -> None:
     domains = {"x": list(range(64)), "y": list(range(64))}
-    flat = lambda cfg: 1.0  # noqa: E731 - a plateau: every configuration is as good
+    flat = lambda cfg: 1.0
     stop = ApproximateStop(top_n=10, threshold=0.01, min_generations=2)
     s = GroupSearch(["x", "y"], domains, {"x": 0, "y": 0}, lambda c: True,
                     np.random.default_rng(0), population=20, generations=10, stop=stop)
@@ -46,7 +46,7 @@ def test_plateau_stops_early_and_reports_saved_evaluations() -> None:
 
 def test_rugged_function_runs_to_budget_without_stopping() -> None:
     domains = {"x": list(range(64)), "y": list(range(64))}
-    f = lambda c: 1.0 + ((c["x"] * 37 + c["y"] * 11) % 64)  # noqa: E731
+    f = lambda c: 1.0 + ((c["x"] * 37 + c["y"] * 11) % 64)
     s = GroupSearch(["x", "y"], domains, {"x": 0, "y": 0}, lambda c: True,
                     np.random.default_rng(1), population=10, generations=5,
                     stop=ApproximateStop(top_n=10, threshold=0.0001))
@@ -57,7 +57,7 @@ def test_rugged_function_runs_to_budget_without_stopping() -> None:
 
 def test_small_group_is_exhaustive_over_reindexed_valid_values() -> None:
     domains = {"x": [1, 2, 4, 8, 16], "y": [1, 2, 4, 8, 16], "z": [0, 1]}
-    valid = lambda c: c["x"] * c["y"] <= 8  # noqa: E731
+    valid = lambda c: c["x"] * c["y"] <= 8
     s = GroupSearch(["x", "y"], domains, {"x": 1, "y": 1, "z": 1}, valid,
                     np.random.default_rng(0), population=20)
     assert s.mode == "exhaustive"
@@ -66,14 +66,14 @@ def test_small_group_is_exhaustive_over_reindexed_valid_values() -> None:
     _drive(s, lambda c: seen.append(c) or float(c["x"] + 1.0 / c["y"]))
     assert all(valid(c) and c["z"] == 1 for c in seen)
     assert len(seen) == 10  # pairs with x*y <= 8
-    best, v = s.best()
+    best, _v = s.best()
     assert best == {"x": 1, "y": 8, "z": 1} and s.report().reason == "exhaustive"
 
 
 def test_ga_mode_never_proposes_invalid_and_finds_optimum() -> None:
     domains = {"x": list(range(32)), "y": list(range(32))}
-    valid = lambda c: (c["x"] + c["y"]) % 3 != 0  # noqa: E731
-    f = lambda c: float((c["x"] - 20) ** 2 + (c["y"] - 7) ** 2)  # noqa: E731
+    valid = lambda c: (c["x"] + c["y"]) % 3 != 0
+    f = lambda c: float((c["x"] - 20) ** 2 + (c["y"] - 7) ** 2)
     s = GroupSearch(["x", "y"], domains, {"x": 1, "y": 0}, valid, np.random.default_rng(3),
                     population=16, generations=30, stop=ApproximateStop(threshold=0.0))
     proposed = []
@@ -97,7 +97,7 @@ def test_known_values_are_not_proposed_again() -> None:
 
 def test_same_seed_same_trajectory() -> None:
     domains = {"x": list(range(50)), "y": list(range(50))}
-    f = lambda c: float(abs(c["x"] - 30) + abs(c["y"] - 10))  # noqa: E731
+    f = lambda c: float(abs(c["x"] - 30) + abs(c["y"] - 10))
 
     def run(seed: int) -> list:
         s = GroupSearch(["x", "y"], domains, {"x": 0, "y": 0}, lambda c: True,

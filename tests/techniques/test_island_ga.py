@@ -1,0 +1,72 @@
+"""Island GA: ring migration in one process, non-blocking islands, the technique on a real space."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ensemble.technique")
+
+from techniques.island_ga import IslandModel, LocalRing
+
+CARD = [32, 32, 32]
+OPT = (30, 1, 17)
+SEED = (30, 1, 16)    # near the optimum; only island 0 starts from it
+
+
+def f(g) -> float:
+    return float(sum((a - b) ** 2 for a, b in zip(g, OPT)))
+
+
+def _model(n: int, seed: int = 0, **kw) -> IslandModel:
+    return IslandModel(CARD, lambda g: {"g": g}, np.random.default_rng(seed), island_ids=list(range(n)),
+                       n_islands=n, transport=LocalRing(), population=8, migration_interval=2,
+                       migrants=2, seeds={0: [SEED]}, **kw)
+
+
+def _run(m: IslandModel, rounds: int, islands=None) -> None:
+    for _ in range(rounds):
+        for i, g in m.ask(16):
+            if islands is None or i in islands:
+                m.tell(i, g, f(g))
+
+
+def test_seeded_individual_travels_around_the_ring() -> None:
+    m = _model(5)
+    _run(m, 12)
+    received = [e for e in m.migrations if e["event"] == "received"]
+    # Island 2 is not a neighbour of island 0 on a ring of 5: the seed reaches it via 1 or 3.
+    into2 = [e for e in received if e["island"] == 2 and list(SEED) in e["genomes"]]
+    assert into2 and all(e["from"] in (1, 3) for e in into2)
+    # and it took part in island 2's evolution: island 2 knows the seed's fitness.
+    assert SEED in m.islands[2].fitness
+    sent = [e for e in m.migrations if e["event"] == "sent"]
+    assert {(e["island"], e["to"]) for e in sent if e["island"] == 0} == {(0, 1), (0, 4)}
+    assert all(e["generation"] % 2 == 0 for e in sent)
+
+
+def test_migration_helps_unseeded_islands() -> None:
+    with_ring = _model(4, seed=3)
+    _run(with_ring, 8)
+    isolated = IslandModel(CARD, lambda g: {"g": g}, np.random.default_rng(3), island_ids=[0, 1, 2, 3],
+                           n_islands=4, transport=LocalRing(), population=8, migration_interval=1000,
+                           migrants=2, seeds={0: [SEED]})
+    _run(isolated, 8)
+    best = lambda m, i: m.islands[i].best(1)[0][1]
+    assert max(best(with_ring, i) for i in (1, 2, 3)) <= 1.0
+    assert isolated.migrations == []
+    assert min(best(isolated, i) for i in (1, 2, 3)) > max(best(with_ring, i) for i in (1, 2, 3))
+
+
+def test_a_stalled_island_does_not_stop_the_others() -> None:
+    m = _model(3)
+    _run(m, 10, islands={0, 1})          # island 2 never gets results back (a slow rank)
+    assert m.islands[2].generation == 0
+    assert m.islands[0].generation >= 4 and m.islands[1].generation >= 4
+
+
+def test_same_seed_same_migrations() -> None:
+    a, b = _model(3, seed=9), _model(3, seed=9)
+    _run(a, 6)
+    _run(b, 6)
+    assert a.migrations == b.migrations
