@@ -106,8 +106,14 @@ class Database:
             if not parsed.database or parsed.database == ":memory:":
                 kwargs["poolclass"] = sa.pool.StaticPool  # one connection, or each sees its own empty DB
         elif self.dialect == "postgresql":
-            kwargs["connect_args"] = {"connect_timeout": max(1, int(self.busy_timeout_s))}
-            kwargs["pool_pre_ping"] = True
+            kwargs["connect_args"] = {
+                "connect_timeout": max(1, int(self.busy_timeout_s)),
+                # wait for row/table locks as long as SQLite would, then fail with 55P03 (DatabaseLockedError)
+                "options": " ".join(
+                    filter(None, [str(parsed.query.get("options", "")),
+                                  f"-c lock_timeout={int(self.busy_timeout_s * 1000)}"])
+                ),
+            }
         else:
             raise StorageError(
                 f"--database {self.url}: backend {self.dialect!r} is not supported; "

@@ -1,0 +1,274 @@
+"""Storage conformance suite: every backend subclasses this and supplies a ``url`` fixture.
+
+The suite asserts behaviour through the public Storage API only, except where
+a test must plant a condition the API cannot create on purpose (an old
+heartbeat, a foreign lock, an unknown schema revision).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import sqlalchemy as sa
+
+from ensemble.errors import RunExistsError, SchemaVersionError, StorageError
+from ensemble.storage import HEAD_REVISION, NewRequest, Storage
+from ensemble.storage.engine import db_ago
+from ensemble.storage.models import requests
+
+FINISHED = ["OK", "FAILED", "TIMEOUT", "INVALID"]
+
+
+def req(i: int, technique: str = "Random", **kw) -> NewRequest:
+    return NewRequest(config_json=f'{{"x":{i}}}', config_hash=f"h{i}", technique=technique, **kw)
+
+
+class StorageConformance:
+    @pytest.fixture
+    def storage(self, url):
+        s = Storage(url)
+        yield s
+        s.close()
+
+    @pytest.fixture
+    def run_id(self, storage):
+        return storage.create_run("r", app="demo", space_json={"p": 1}, space_hash="s1")
+
+    # ---------------------------------------------------------- schema
+    def test_fresh_database_is_stamped_at_head(self, storage):
+        with storage._db.begin(write=False) as conn:
+            assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() == HEAD_REVISION
+            assert conn.execute(sa.text("SELECT version FROM schema_info")).scalar() == 1
+
+    def test_reopening_keeps_data(self, url, storage, run_id):
+        storage.add_requests(run_id, [req(1)])
+        again = Storage(url)
+        assert again.get_run("r").id == run_id
+        assert again.counts(run_id)["WAITING"] == 1
+        again.close()
+
+    def test_unknown_revision_is_refused_with_advice(self, url, storage):
+        with storage._db.begin() as conn:
+            conn.execute(sa.text("UPDATE alembic_version SET version_num = '9999'"))
+        with pytest.raises(SchemaVersionError, match="newer ensemble-tuner") as err:
+            Storage(url)
+        assert "pip install -U ensemble-tuner" in str(err.value)
+
+    def test_missing_version_table_is_refused(self, url, storage):
+        with storage._db.begin() as conn:
+            conn.execute(sa.text("DROP TABLE alembic_version"))
+        with pytest.raises(SchemaVersionError, match="no alembic_version"):
+            Storage(url)
+
+    # ------------------------------------------------------------ runs
+    def test_create_run_is_idempotent_for_same_space(self, storage, run_id):
+        assert storage.create_run("r", app="demo", space_json="{}", space_hash="s1") == run_id
+        assert [r.name for r in storage.list_runs()] == ["r"]
+        rec = storage.get_run("r")
+        assert (rec.id, rec.app, rec.space_json, rec.status) == (run_id, "demo", '{"p":1}', "created")
+        assert storage.get_run("nope") is None
+
+    def test_create_run_with_other_space_is_refused(self, storage, run_id):
+        with pytest.raises(RunExistsError, match="--run-name"):
+            storage.create_run("r", app="demo", space_json="{}", space_hash="other")
+
+    def test_set_run_status(self, storage, run_id):
+        storage.set_run_status(run_id, "finished")
+        assert storage.get_run("r").status == "finished"
+        with pytest.raises(StorageError, match="run_id=999"):
+            storage.set_run_status(999, "finished")
+
+    # -------------------------------------------------------- requests
+    def test_add_requests_dedups_configurations_by_hash(self, storage, run_id):
+        ids = storage.add_requests(run_id, [req(1), req(2), req(1)])
+        assert ids == sorted(ids) and len(set(ids)) == 3
+        claims = storage.claim(run_id, "w", n=10)
+        assert [c.request_id for c in claims] == ids
+        assert claims[0].configuration_id == claims[2].configuration_id != claims[1].configuration_id
+        assert claims[1].config == {"x": 2}
+        # a second batch reuses the stored configuration
+        (more,) = storage.add_requests(run_id, [req(2)])
+        assert storage.claim(run_id, "w")[0].configuration_id == claims[1].configuration_id
+        assert more > ids[-1]
+
+    def test_configurations_are_per_run(self, storage, run_id):
+        other = storage.create_run("r2", app="demo", space_json="{}", space_hash="s1")
+        storage.add_requests(run_id, [req(1)])
+        storage.add_requests(other, [req(1)])
+        a, b = storage.claim(run_id, "w"), storage.claim(other, "w")
+        assert a[0].configuration_id != b[0].configuration_id
+        assert storage.claim(run_id, "w") == []
+
+    @pytest.mark.parametrize("state", FINISHED)
+    def test_waiting_running_finished(self, storage, run_id, state):
+        (rid,) = storage.add_requests(run_id, [req(1, limit_s=2.5)])
+        assert storage.counts(run_id)["WAITING"] == 1
+        (claim,) = storage.claim(run_id, "w1")
+        assert (claim.request_id, claim.limit_s, claim.config) == (rid, 2.5, {"x": 1})
+        assert storage.counts(run_id)["RUNNING"] == 1
+        assert storage.finish(rid, "w1", state=state, value=3.5, metrics={"regs": 32}, times=[3.4, 3.6],
+                              cost=0.1, reason=None if state == "OK" else "why")
+        row = storage.trials(run_id)[0]
+        assert (row.state, row.worker, row.value, row.metrics, row.times, row.cost) == (
+            state, "w1", 3.5, {"regs": 32}, [3.4, 3.6], 0.1)
+        assert row.created_at <= row.claimed_at <= row.finished_at
+        # finished requests refuse every further update
+        assert not storage.finish(rid, "w1", state="OK", value=1.0)
+        assert storage.heartbeat([rid], "w1") == 0
+        assert storage.requeue_stale(run_id, 0.0) == 0
+        assert storage.claim(run_id, "w2") == []
+        assert storage.trials(run_id)[0].value == 3.5
+        counts = storage.counts(run_id)
+        assert (counts[state], counts["measured"], counts["unique"], counts["requests"]) == (1, 1, 1, 1)
+
+    def test_finish_refuses_waiting_and_foreign_requests(self, storage, run_id):
+        a, b = storage.add_requests(run_id, [req(1), req(2)])
+        assert not storage.finish(a, "w1", state="OK", value=1.0)  # still WAITING
+        storage.claim(run_id, "w1")
+        assert not storage.finish(a, "w2", state="OK", value=1.0)  # RUNNING by someone else
+        assert storage.finish(a, "w1", state="OK", value=1.0)
+        assert storage.counts(run_id)["OK"] == 1 and storage.counts(run_id)["WAITING"] == 1
+
+    def test_finish_rejects_unknown_state_and_bad_metrics_without_writing(self, storage, run_id):
+        (rid,) = storage.add_requests(run_id, [req(1)])
+        storage.claim(run_id, "w")
+        with pytest.raises(StorageError, match="state='DONE'"):
+            storage.finish(rid, "w", state="DONE", value=1.0)
+        with pytest.raises(StorageError, match=r"metrics\['m'\]"):
+            storage.finish(rid, "w", state="OK", value=1.0, metrics={"m": object()})
+        assert storage.counts(run_id)["RUNNING"] == 1
+        assert storage.finish(rid, "w", state="OK", value=1.0)
+
+    def test_double_claim_loses(self, storage, run_id):
+        storage.add_requests(run_id, [req(1), req(2)])
+        first = storage.claim(run_id, "w1", n=5)
+        assert len(first) == 2
+        assert storage.claim(run_id, "w2", n=5) == []
+        assert not storage.finish(first[0].request_id, "w2", state="OK", value=1.0)
+
+    def test_claim_order_and_limit(self, storage, run_id):
+        ids = storage.add_requests(run_id, [req(i) for i in range(5)])
+        assert [c.request_id for c in storage.claim(run_id, "w", n=2)] == ids[:2]
+        assert [c.request_id for c in storage.claim(run_id, "w", n=0)] == []
+        assert [c.request_id for c in storage.claim(run_id, "w", n=9)] == ids[2:]
+
+    def test_values_keep_infinities_and_nan_becomes_none(self, storage, run_id):
+        a, b, c = storage.add_requests(run_id, [req(1), req(2), req(3)])
+        storage.claim(run_id, "w", n=3)
+        storage.finish(a, "w", state="FAILED", value=math.inf, metrics={"m": -math.inf, "n": math.nan})
+        storage.finish(b, "w", state="OK", value=math.nan, times=[math.inf])
+        storage.finish(c, "w", state="OK", value=-1e308)
+        rows = storage.finished_since(run_id, 0)
+        assert rows[0].value == math.inf and rows[0].metrics["m"] == -math.inf and math.isnan(rows[0].metrics["n"])
+        assert rows[1].value is None and rows[1].times == [math.inf]
+        assert rows[2].value == -1e308
+
+    # ------------------------------------------------------ heartbeats
+    def _age_heartbeat(self, storage, rid, seconds):
+        with storage._db.begin() as conn:
+            conn.execute(sa.update(requests).where(requests.c.id == rid)
+                         .values(heartbeat_at=db_ago(storage._db.dialect, seconds)))
+
+    def test_stale_request_returns_to_waiting_and_live_one_does_not(self, storage, run_id):
+        dead, live = storage.add_requests(run_id, [req(1), req(2)])
+        storage.claim(run_id, "dead-worker")
+        storage.claim(run_id, "live-worker")
+        self._age_heartbeat(storage, dead, 3600)
+        assert storage.heartbeat([live], "live-worker") == 1
+        assert storage.requeue_stale(run_id, 60) == 1
+        counts = storage.counts(run_id)
+        assert (counts["WAITING"], counts["RUNNING"]) == (1, 1)
+        # the dead worker's late result is refused; a new worker measures it
+        assert not storage.finish(dead, "dead-worker", state="OK", value=1.0)
+        (again,) = storage.claim(run_id, "new-worker")
+        assert again.request_id == dead
+        assert storage.finish(dead, "new-worker", state="OK", value=2.0)
+        assert storage.finish(live, "live-worker", state="OK", value=3.0)
+        assert [t.worker for t in storage.trials(run_id)] == ["new-worker", "live-worker"]
+
+    def test_heartbeat_only_touches_own_running_requests(self, storage, run_id):
+        a, b = storage.add_requests(run_id, [req(1), req(2)])
+        storage.claim(run_id, "w1")
+        assert storage.heartbeat([a, b], "w1") == 1
+        assert storage.heartbeat([a], "w2") == 0
+        assert storage.heartbeat([], "w1") == 0
+
+    def test_requeue_uses_elapsed_database_time(self, storage, run_id):
+        import time
+
+        storage.add_requests(run_id, [req(1)])
+        storage.claim(run_id, "w")
+        assert storage.requeue_stale(run_id, 60) == 0
+        time.sleep(0.3)
+        assert storage.requeue_stale(run_id, 0.1) == 1
+
+    # ------------------------------------------------------ duplicates
+    def test_duplicate_is_answered_from_database(self, storage, run_id):
+        (first,) = storage.add_requests(run_id, [req(1)])
+        storage.claim(run_id, "w")
+        storage.finish(first, "w", state="OK", value=4.0, metrics={"m": 1}, times=[4.0], cost=2.0)
+        (dup,) = storage.add_requests(run_id, [req(1, technique="NelderMead", duplicate=True)])
+        assert storage.claim(run_id, "w") == []
+        rows = storage.finished_since(run_id, 0)
+        assert [(r.request_id, r.duplicate, r.state, r.value, r.metrics, r.technique) for r in rows] == [
+            (first, False, "OK", 4.0, {"m": 1}, "Random"), (dup, True, "OK", 4.0, {"m": 1}, "NelderMead")]
+        assert rows[1].cost == 0.0 and rows[1].finished_at is not None
+        counts = storage.counts(run_id)
+        assert (counts["OK"], counts["measured"], counts["unique"], counts["duplicates"]) == (2, 1, 1, 1)
+        assert storage.result_for_hash(run_id, "h1").request_id == first
+
+    def test_duplicate_copies_failed_state(self, storage, run_id):
+        (first,) = storage.add_requests(run_id, [req(1)])
+        storage.claim(run_id, "w")
+        storage.finish(first, "w", state="FAILED", value=math.inf, reason="compile error")
+        storage.add_requests(run_id, [req(1, duplicate=True)])
+        dup = storage.trials(run_id)[1]
+        assert (dup.state, dup.duplicate, dup.value, dup.reason) == ("FAILED", True, math.inf, "compile error")
+
+    def test_duplicate_without_result_writes_nothing(self, storage, run_id):
+        storage.add_requests(run_id, [req(1)])
+        with pytest.raises(StorageError, match="duplicate=False"):
+            storage.add_requests(run_id, [req(2), req(1, duplicate=True)])
+        assert storage.counts(run_id)["requests"] == 1
+        assert [c.config for c in storage.claim(run_id, "w", n=5)] == [{"x": 1}]
+
+    def test_result_for_hash(self, storage, run_id):
+        assert storage.result_for_hash(run_id, "h1") is None
+        storage.add_requests(run_id, [req(1)])
+        assert storage.result_for_hash(run_id, "h1") is None  # WAITING has no result
+        (c,) = storage.claim(run_id, "w")
+        storage.finish(c.request_id, "w", state="OK", value=1.5)
+        hit = storage.result_for_hash(run_id, "h1")
+        assert (hit.value, hit.config, hit.config_hash) == (1.5, {"x": 1}, "h1")
+
+    # --------------------------------------------------------- reading
+    def test_finished_since_in_request_order(self, storage, run_id):
+        ids = storage.add_requests(run_id, [req(i) for i in range(4)])
+        storage.claim(run_id, "w", n=4)
+        for rid in (ids[2], ids[0], ids[3]):
+            storage.finish(rid, "w", state="OK", value=float(rid))
+        assert [t.request_id for t in storage.finished_since(run_id, 0)] == [ids[0], ids[2], ids[3]]
+        assert [t.request_id for t in storage.finished_since(run_id, ids[0])] == [ids[2], ids[3]]
+        storage.finish(ids[1], "w", state="OK", value=1.0)
+        assert [t.request_id for t in storage.finished_since(run_id, ids[0])] == ids[1:]
+
+    def test_trials_lists_every_request(self, storage, run_id):
+        ids = storage.add_requests(run_id, [req(1), req(2)])
+        storage.claim(run_id, "w")
+        storage.finish(ids[0], "w", state="OK", value=1.0)
+        rows = storage.trials(run_id)
+        assert [(r.request_id, r.state, r.value, r.metrics) for r in rows] == [
+            (ids[0], "OK", 1.0, {}), (ids[1], "WAITING", None, {})]
+        assert rows[1].claimed_at is None and rows[1].config == {"x": 2}
+
+    def test_counts_has_every_state(self, storage, run_id):
+        counts = storage.counts(run_id)
+        assert all(counts[s] == 0 for s in ["WAITING", "RUNNING", *FINISHED, "unique", "duplicates"])
+
+    def test_run_state_roundtrip(self, storage, run_id):
+        assert storage.get_state(run_id, "bandit") is None
+        assert storage.get_state(run_id, "bandit", default={}) == {}
+        storage.put_state(run_id, "bandit", {"arms": [1, 2], "best": math.inf})
+        storage.put_state(run_id, "bandit", {"arms": [3], "best": -math.inf, "t": (1, 2)})
+        assert storage.get_state(run_id, "bandit") == {"arms": [3], "best": -math.inf, "t": [1, 2]}
