@@ -1,0 +1,97 @@
+"""Schema versions: migrations match the models, upgrades work, released databases still open."""
+
+from __future__ import annotations
+
+import glob
+import math
+import os
+import shutil
+
+import pytest
+import sqlalchemy as sa
+
+from ensemble.errors import SchemaVersionError
+from ensemble.storage import HEAD_REVISION, Storage, upgrade
+from ensemble.storage.models import metadata
+from ensemble.storage.schema import check_revision, known_revisions, upgrade_command
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+
+
+def test_head_constant_is_the_last_shipped_revision():
+    assert known_revisions()[-1] == HEAD_REVISION
+
+
+def _schema_diff(url):
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    engine = sa.create_engine(url)
+    with engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), metadata)
+    engine.dispose()
+    return diff
+
+
+def test_migrations_build_exactly_the_models(tmp_path):
+    url = f"sqlite:///{tmp_path / 'migrated.db'}"
+    assert upgrade(url) == HEAD_REVISION
+    assert _schema_diff(url) == []
+    with Storage(url)._db.begin(write=False) as conn:  # and it opens without complaint
+        assert conn.execute(sa.text("SELECT version FROM schema_info")).scalar() == 1
+
+
+def test_created_database_matches_models(tmp_path):
+    url = f"sqlite:///{tmp_path / 'created.db'}"
+    Storage(url).close()
+    assert _schema_diff(url) == []
+
+
+@pytest.mark.server_db
+def test_migrations_build_exactly_the_models_on_postgresql(pg_url):
+    assert upgrade(pg_url) == HEAD_REVISION
+    assert _schema_diff(pg_url) == []
+    assert upgrade(pg_url) == HEAD_REVISION  # idempotent at head
+
+
+def test_upgrade_at_head_is_a_noop(tmp_path):
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    s = Storage(url)
+    run_id = s.create_run("r", app="a", space_json="{}", space_hash="h")
+    s.close()
+    assert upgrade(url) == HEAD_REVISION
+    assert Storage(url).get_run("r").id == run_id
+
+
+def test_old_revision_is_refused_with_the_upgrade_command():
+    url = "postgresql://tuner:***@db/tune"
+    with pytest.raises(SchemaVersionError) as err:
+        check_revision("0001", url, head="0002", known=["0001", "0002"])
+    assert upgrade_command(url) in str(err.value)
+    assert "ensemble-tuner db upgrade --database 'postgresql://tuner:***@db/tune'" in str(err.value)
+    check_revision("0002", url, head="0002", known=["0001", "0002"])  # at head: fine
+
+
+@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(DATA, "schema_*.db"))))
+def test_released_database_opens(path, tmp_path):
+    copy = tmp_path / os.path.basename(path)
+    shutil.copy(path, copy)
+    url = f"sqlite:///{copy}"
+    revision = os.path.basename(path)[len("schema_"):-len(".db")]
+    if revision != HEAD_REVISION:  # an older release: refused until upgraded, then readable
+        with pytest.raises(SchemaVersionError, match="db upgrade"):
+            Storage(url)
+        upgrade(url)
+    s = Storage(url)
+    run = s.get_run("fixture")
+    rows = s.trials(run.id)
+    assert [(r.state, r.duplicate) for r in rows] == [("OK", False), ("FAILED", False), ("WAITING", False),
+                                                      ("OK", True)]
+    assert rows[0].metrics == {"regs": 32} and rows[1].value == math.inf and rows[3].value == 1.25
+    assert s.get_state(run.id, "bandit") == {"history": [1, 2]}
+    assert s.counts(run.id)["unique"] == 2
+
+
+def test_there_is_a_fixture_for_the_head_revision():
+    assert os.path.exists(os.path.join(DATA, f"schema_{HEAD_REVISION}.db")), (
+        "add the released schema's database: python -m tests.ensemble.storage.make_schema_fixture")
