@@ -45,7 +45,7 @@ TECHNIQUES: dict[str, str] = {
     "PatternSearch": "techniques.pattern:PatternSearch",
     "GA": "techniques.ga:GA",
     "PSO": "techniques.pso:PSO",
-    "IslandGA": "techniques.island:IslandGA",
+    "IslandGA": "techniques.island_ga:IslandGA",
     "CsTuner": "techniques.cstuner:CsTuner",
     "default": "techniques.default:default_ensemble",
 }

@@ -130,8 +130,16 @@ class GroupSearch:
     def ask(self, n: int) -> list[dict[str, Any]]:
         """Up to ``n`` configurations to measure; [] while waiting for results."""
         out: list[dict[str, Any]] = []
-        while len(out) < n and not self.done:
+        for _ in range(10 * self.max_generations + 10):
+            if len(out) >= n or self.done:
+                break
             batch = self._candidates()
+            if not batch:
+                # A generation may be complete without a new result (bred only known
+                # genomes): finish it here; stop when we are really waiting.
+                if not self._maybe_finish_generation():
+                    break
+                continue
             fresh = []
             for combo in batch:
                 cfg = self._config(combo)
@@ -146,7 +154,6 @@ class GroupSearch:
             for combo in fresh[: n - len(out)]:
                 self._proposed.add(combo)
                 out.append(self._config(combo))
-            break
         return out
 
     def _candidates(self) -> list[tuple[Any, ...]]:
@@ -175,17 +182,19 @@ class GroupSearch:
             if g is not None:
                 self.ga.tell(g, value)
 
-    def _maybe_finish_generation(self) -> None:
+    def _maybe_finish_generation(self) -> bool:
+        """Finish the generation if complete; True when that changed the state."""
         if self.done:
-            return
+            return False
         if self.exhaustive is not None:
             if all(c in self.values for c in self.exhaustive):
                 self._finish("exhaustive", 1)
-            return
+                return True
+            return False
         ga = self.ga
         assert ga is not None
         if not ga.generation_complete:
-            return
+            return False
         gens = ga.generation + 1
         if self.stop.settled(list(self.values.values()), gens):
             self._finish("cv", gens)
@@ -193,6 +202,7 @@ class GroupSearch:
             self._finish("budget", gens)
         else:
             ga.advance()
+        return True
 
     def _finish(self, reason: str, generations: int) -> None:
         self._report = GroupReport(

@@ -85,13 +85,22 @@ def pair_cv(
     used (the paper's "others fixed at the best sample"); if that leaves fewer
     than two values of q, all records are used instead (a random dataset).
     """
+    anchor = scale_p.get(_key(base[p])) if base is not None and p in base else None
+
+    def tie_rank(cfg: Mapping[str, Any]) -> tuple[float, float]:
+        # Equal objective values: prefer the p value nearest the base, so ties do
+        # not read as interaction (CV stays 0 when p's best does not move).
+        x = scale_p[_key(cfg[p])]
+        return (abs(x - anchor) if anchor is not None else 0.0, x)
+
     def buckets(rows: Sequence[Record]) -> dict[Any, Record]:
         best: dict[Any, Record] = {}
         for cfg, val in rows:
             if not math.isfinite(val):
                 continue
             k = _key(cfg[q])
-            if k not in best or val < best[k][1]:
+            old = best.get(k)
+            if old is None or val < old[1] or (val == old[1] and tie_rank(cfg) < tie_rank(old[0])):
                 best[k] = (cfg, val)
         return best
 
@@ -107,12 +116,14 @@ def pair_cv(
     return _cv([scale_p[_key(cfg[p])] for cfg, _ in chosen.values()])
 
 
-def _spread(values: Sequence[Any], k: int | None) -> list[Any]:
-    """At most ``k`` values spread evenly over the domain (ends included)."""
+def _spread(values: Sequence[Any], k: int | None, keep: Any = None) -> list[Any]:
+    """At most ``k`` values spread evenly over the domain (ends included), plus ``keep``."""
     if k is None or len(values) <= k:
         return list(values)
-    idx = sorted({round(i * (len(values) - 1) / (k - 1)) for i in range(k)})
-    return [values[i] for i in idx]
+    idx = {round(i * (len(values) - 1) / (k - 1)) for i in range(k)}
+    if keep is not None and keep in values:
+        idx.add(list(values).index(keep))
+    return [values[i] for i in sorted(idx)]
 
 
 def probe_configs(
@@ -124,12 +135,13 @@ def probe_configs(
 ) -> list[dict[str, Any]]:
     """The grid of p x q values with every other parameter at ``base``.
 
-    ``max_values`` caps how many values of each parameter are probed, which
-    bounds the cost of grouping at ``pairs * max_values**2`` evaluations.
+    ``max_values`` caps how many values of each parameter are probed (the
+    base's own value is always among them), which bounds the cost of grouping
+    at about ``pairs * (max_values + 1)**2`` evaluations.
     """
     out = []
-    for vp in _spread(list(domains[p]), max_values):
-        for vq in _spread(list(domains[q]), max_values):
+    for vp in _spread(list(domains[p]), max_values, base.get(p)):
+        for vq in _spread(list(domains[q]), max_values, base.get(q)):
             cfg = dict(base)
             cfg[p] = vp
             cfg[q] = vq
