@@ -1,0 +1,293 @@
+"""The command line: ``ensemble-tuner`` and the standard flags of every app.
+
+Why argparse lives only here: the drivers take a RunSettings object, so the
+same run can be started from Python; this module turns flags into settings,
+prints errors the user can fix as one line, and dispatches the subcommands
+(run an app, attach a worker, inspect a database).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ensemble.errors import EnsembleError
+from ensemble.settings import DEFAULT_DATABASE, RunSettings
+
+__all__ = ["add_standard_arguments", "main", "run_app_main", "settings_from_args"]
+
+_log = logging.getLogger("ensemble.cli")
+
+
+def add_standard_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The standard flags (names follow OpenTuner where it has one)."""
+    g = parser.add_argument_group("tuning (ensemble-tuner)")
+    g.add_argument("--technique", "-t", default="default", help="search technique (default: the ensemble)")
+    g.add_argument("--list-techniques", action="store_true", help="list technique names and exit")
+    g.add_argument("--stop-after", type=float, metavar="SEC", help="stop after this many seconds")
+    g.add_argument("--test-limit", type=int, metavar="N", help="stop after N unique evaluations")
+    g.add_argument("--target", type=float, metavar="VALUE", help="stop when the objective reaches VALUE")
+    g.add_argument("--database", metavar="URL", default=DEFAULT_DATABASE,
+                   help=f"SQLAlchemy URL of the results database (default {DEFAULT_DATABASE})")
+    g.add_argument("--run-name", metavar="NAME", help="name of the run (default: app name + time)")
+    g.add_argument("--resume", action="store_true", help="continue the run (the latest one without --run-name)")
+    g.add_argument("--parallelism", type=int, default=1, metavar="N", help="local measurement workers")
+    g.add_argument("--worker-mode", choices=("thread", "process"), default="thread",
+                   help="threads (subprocess/GPU objectives) or processes (CPU-bound Python objectives)")
+    g.add_argument("--trial-limit", type=float, metavar="SEC", help="seconds one trial may take")
+    g.add_argument("--busy-timeout", type=float, default=30.0, metavar="SEC",
+                   help="seconds a database write waits for a lock (default 30)")
+    g.add_argument("--heartbeat-timeout", type=float, default=30.0, metavar="SEC",
+                   help="seconds without heartbeat before a RUNNING trial is given to another worker")
+    g.add_argument("--seed", type=int, metavar="N", help="random seed of the search")
+    g.add_argument("--seed-configuration", action="append", default=[], metavar="FILE",
+                   help="JSON file with a configuration (or a list) to measure first; repeatable")
+    g.add_argument("--results-log", metavar="FILE", help="append one JSON line per finished trial")
+    g.add_argument("--report", metavar="DIR", help="write best.json, trials.csv, convergence.png, techniques.csv")
+    g.add_argument("--quiet", action="store_true", help="no progress line and no summary logs")
+    return parser
+
+
+def settings_from_args(ns: argparse.Namespace) -> RunSettings:
+    """RunSettings from parsed standard flags (the only place a namespace is read)."""
+    return RunSettings(
+        technique=ns.technique, stop_after=ns.stop_after, test_limit=ns.test_limit, target=ns.target,
+        database=ns.database, run_name=ns.run_name, resume=ns.resume, parallelism=ns.parallelism,
+        seed=ns.seed, seed_configurations=list(ns.seed_configuration or []), results_log=ns.results_log,
+        report_dir=ns.report, quiet=ns.quiet, trial_limit=getattr(ns, "trial_limit", None),
+        worker_mode=getattr(ns, "worker_mode", "thread"),
+        busy_timeout=getattr(ns, "busy_timeout", 30.0), heartbeat_timeout=getattr(ns, "heartbeat_timeout", 30.0),
+    )
+
+
+def _setup_logging(quiet: bool) -> None:
+    """One handler on the library's logger (never the root logger)."""
+    logger = logging.getLogger("ensemble")
+    if not any(getattr(h, "_ensemble_cli", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("ensemble: %(levelname)s: %(message)s"))
+        handler._ensemble_cli = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+    logger.setLevel(logging.ERROR if quiet else logging.WARNING)
+
+
+def list_techniques() -> list[str]:
+    from ensemble import registry
+
+    names = getattr(registry, "technique_names", None)
+    if callable(names):
+        return sorted(names())
+    return sorted(getattr(registry, "TECHNIQUES", {}))
+
+
+def print_result(result: Any, out: Any = None) -> None:
+    out = out or sys.stdout
+    if result.best_config is None:
+        print(f"run {result.run_name}: no successful evaluation "
+              f"({result.evaluations} evaluations, {result.failures} failed)", file=out)
+    else:
+        print(f"best configuration ({result.evaluations} evaluations, value {result.best_value:.6g}, "
+              f"found by {result.best_technique}): {json.dumps(result.best_config, sort_keys=True)}", file=out)
+    print(f"run {result.run_name!r} in {result.database}"
+          + (f"; stopped: {result.stop_reason}" if result.stop_reason else ""), file=out)
+    if result.report_dir:
+        print(f"report written to {result.report_dir}/ (best.json, trials.csv, convergence.png, "
+              "techniques.csv)", file=out)
+
+
+def run_app_main(app_class: type, argv: list[str], prog: str | None = None,
+                 parents: Sequence[argparse.ArgumentParser] = ()) -> int:
+    """Parse flags for ``app_class``, tune, print the best configuration."""
+    from ensemble.app import app_reference
+    from ensemble.driver.local import build_app, run_app
+
+    parser = argparse.ArgumentParser(prog=prog or app_class.__name__, parents=list(parents),
+                                     description=(app_class.__doc__ or "").strip().split("\n")[0] or None)
+    add_standard_arguments(parser)
+    add = getattr(app_class, "add_arguments", None)
+    if add is not None:
+        add(parser)
+    ns = parser.parse_args(argv)
+    return _run_parsed(app_class, ns, argv, lambda: build_app(app_class, argv), app_reference, run_app)
+
+
+def _run_parsed(app_class: type, ns: argparse.Namespace, argv: list[str], make_app: Any,
+                app_reference: Any, run_app: Any) -> int:
+    _setup_logging(ns.quiet)
+    if ns.list_techniques:
+        print("\n".join(list_techniques()))
+        return 0
+    try:
+        settings = settings_from_args(ns)
+        app = make_app()
+        app.args = ns
+        result = run_app(app, settings, app_ref=app_reference(app_class), app_argv=argv)
+    except EnsembleError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; committed results are in the database (continue with --resume)", file=sys.stderr)
+        return 130
+    print_result(result)
+    return 0
+
+
+# -- subcommands ----------------------------------------------------------------
+def _cmd_run(ns: argparse.Namespace, rest: list[str]) -> int:
+    from ensemble.app import load_app_class
+
+    app_class = load_app_class(ns.app)
+    main = getattr(app_class, "main", None)
+    if main is not None and getattr(app_class, "_ensemble_opentuner", False):
+        return int(main(rest) or 0)
+    return run_app_main(app_class, rest, prog=f"ensemble-tuner run {ns.app}")
+
+
+def _open(ns: argparse.Namespace) -> Any:
+    from ensemble.storage import Storage
+
+    return Storage(ns.database)
+
+
+def _find_run(storage: Any, name: str | None) -> Any:
+    runs = storage.list_runs()
+    if name is None:
+        if not runs:
+            raise EnsembleError("the database has no runs; start one first (ensemble-tuner run APP ...)")
+        return max(runs, key=lambda r: (r.created_at, r.id))
+    record = storage.get_run(name)
+    if record is None:
+        raise EnsembleError(f"--run {name!r}: no such run; list them with `ensemble-tuner runs --database URL`")
+    return record
+
+
+def _cmd_worker(ns: argparse.Namespace, rest: list[str]) -> int:
+    import time
+
+    from ensemble.driver.local import serve_worker
+    from ensemble.driver.measure import worker_name
+
+    storage = _open(ns)
+    deadline = time.monotonic() + ns.wait
+    while True:
+        try:
+            record = _find_run(storage, ns.run)
+            break
+        except EnsembleError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.2)
+    settings = json.loads(record.settings_json or "{}")
+    n = serve_worker(ns.database, int(record.id), record.app, list(settings.get("app_argv") or []),
+                     worker_name(ns.name or "worker"), ns.heartbeat)
+    if not ns.quiet:
+        print(f"worker measured {n} trial(s) of run {record.name!r}")
+    return 0
+
+
+def _cmd_best(ns: argparse.Namespace, rest: list[str]) -> int:
+    from ensemble.report import best_summary
+
+    storage = _open(ns)
+    record = _find_run(storage, ns.run)
+    best = best_summary(storage, int(record.id))
+    print(json.dumps({"run": record.name, **(best or {"config": None})}, sort_keys=True, indent=2,
+                     default=lambda x: None if isinstance(x, float) and not math.isfinite(x) else str(x)))
+    return 0
+
+
+def _cmd_report(ns: argparse.Namespace, rest: list[str]) -> int:
+    from ensemble.report import write_report
+
+    storage = _open(ns)
+    record = _find_run(storage, ns.run)
+    paths = write_report(storage, int(record.id), ns.out)
+    print("\n".join(paths))
+    return 0
+
+
+def _cmd_runs(ns: argparse.Namespace, rest: list[str]) -> int:
+    storage = _open(ns)
+    print(f"{'name':40s} {'app':40s} {'requests':>8s} {'unique':>7s}  created")
+    for r in sorted(storage.list_runs(), key=lambda r: (r.created_at, r.id)):
+        c = storage.counts(int(r.id))
+        total = sum(v for k, v in c.items() if k.isupper())
+        print(f"{r.name:40s} {r.app[-40:]:40s} {total:8d} {c.get('unique', 0):7d}  {r.created_at:%Y-%m-%d %H:%M:%S}")
+    return 0
+
+
+def _cmd_db(ns: argparse.Namespace, rest: list[str]) -> int:
+    from ensemble import storage as storage_pkg
+
+    upgrade = getattr(storage_pkg, "upgrade", None)
+    if upgrade is None:
+        raise EnsembleError("this version has no schema migrations to run")
+    upgrade(ns.database)
+    print(f"{ns.database}: schema is up to date")
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ensemble-tuner", description="Ensemble autotuner over a shared results database.")
+    p.add_argument("--list-techniques", action="store_true", help="list technique names and exit")
+    sub = p.add_subparsers(dest="command")
+    r = sub.add_parser("run", help="tune an app: ensemble-tuner run module:Class|file.py [flags]", add_help=False)
+    r.add_argument("app", help="module:Class, path/to/app.py[:Class] or a registered app name")
+    w = sub.add_parser("worker", help="attach a measurement worker to a run")
+    w.add_argument("--database", required=True, metavar="URL")
+    w.add_argument("--run", metavar="NAME", help="run name (default: the latest run)")
+    w.add_argument("--name", help="worker tag shown in the requests table")
+    w.add_argument("--heartbeat", type=float, default=5.0, metavar="SEC", help="heartbeat interval")
+    w.add_argument("--wait", type=float, default=0.0, metavar="SEC",
+                   help="wait up to SEC seconds for the run to be created")
+    w.add_argument("--quiet", action="store_true")
+    for cmd, helptext in (("best", "print the best configuration of a run"),
+                          ("report", "write the report files of a run"),
+                          ("runs", "list the runs in a database")):
+        c = sub.add_parser(cmd, help=helptext)
+        c.add_argument("--database", required=True, metavar="URL")
+        if cmd != "runs":
+            c.add_argument("--run", metavar="NAME", help="run name (default: the latest run)")
+        if cmd == "report":
+            c.add_argument("--out", default="report", metavar="DIR", help="output directory (default ./report)")
+    d = sub.add_parser("db", help="database maintenance")
+    d.add_argument("action", choices=("upgrade",))
+    d.add_argument("--database", required=True, metavar="URL")
+    return p
+
+
+_COMMANDS = {"run": _cmd_run, "worker": _cmd_worker, "best": _cmd_best, "report": _cmd_report,
+             "runs": _cmd_runs, "db": _cmd_db}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console script entry point ``ensemble-tuner``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser()
+    if args and args[0] == "run":
+        if len(args) < 2 or args[1].startswith("-"):
+            parser.parse_args(["run", "--help"] if len(args) < 2 else args)
+        ns, rest = argparse.Namespace(command="run", app=args[1], list_techniques=False), args[2:]
+    else:
+        ns, rest = parser.parse_args(args), []
+    _setup_logging(getattr(ns, "quiet", False))
+    if ns.list_techniques:
+        print("\n".join(list_techniques()))
+        return 0
+    if not ns.command:
+        parser.print_help()
+        return 2
+    try:
+        return _COMMANDS[ns.command](ns, rest)
+    except EnsembleError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

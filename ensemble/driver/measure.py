@@ -1,0 +1,181 @@
+"""The measurement driver: claim a request, measure it, commit the result.
+
+Why it shares nothing with the search driver but the database: the same loop
+serves a thread next to the search, a worker process, ``ensemble-tuner worker``
+on another host and an MPI rank. A request is claimed atomically, kept alive by
+heartbeats while it runs, and its result is committed as soon as it finishes,
+so a killed worker loses at most the trial in flight.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ensemble.driver.outcome import coerce_result, failure_from_exception
+from ensemble.driver.records import row_config
+from ensemble.result import Result
+
+__all__ = ["MeasurementDriver", "worker_name"]
+
+_log = logging.getLogger("ensemble.driver")
+
+
+def worker_name(tag: str = "w") -> str:
+    """host:pid:tag, unique per worker, readable in the requests table."""
+    return f"{socket.gethostname()}:{os.getpid()}:{tag}"
+
+
+class _Heartbeat:
+    """One daemon thread per driver; beats only while a trial runs long."""
+
+    def __init__(self, storage: Any, worker: str, interval: float) -> None:
+        self.storage = storage
+        self.worker = worker
+        self.interval = interval
+        self.current: int | None = None
+        self._since = 0.0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def begin(self, request_id: int) -> None:
+        self._since = time.monotonic()
+        self.current = request_id
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name=f"heartbeat-{self.worker}", daemon=True)
+            self._thread.start()
+
+    def end(self) -> None:
+        self.current = None
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval / 2):
+            rid = self.current
+            if rid is not None and time.monotonic() - self._since >= self.interval / 2:
+                try:
+                    self.storage.heartbeat([rid], self.worker)
+                except Exception:  # noqa: BLE001 - a missed beat is retried next time
+                    _log.debug("heartbeat for request %s failed", rid, exc_info=True)
+
+    def close(self) -> None:
+        self._stop.set()
+
+
+class MeasurementDriver:
+    """Measures requests of one run with one app; call :meth:`work_one` or :meth:`serve`."""
+
+    def __init__(
+        self,
+        storage: Any,
+        run_id: int,
+        app: Any,
+        objective: Any,
+        *,
+        worker: str | None = None,
+        heartbeat_interval: float = 5.0,
+        measure_lock: threading.Lock | None = None,
+        on_finish: Callable[[], None] | None = None,
+    ) -> None:
+        self.storage = storage
+        self.run_id = run_id
+        self.app = app
+        self.objective = objective
+        self.worker = worker or worker_name()
+        self.measured = 0
+        self._measure_lock = measure_lock
+        self._on_finish = on_finish
+        self._heartbeat = _Heartbeat(storage, self.worker, heartbeat_interval)
+
+    def work_one(self) -> bool:
+        """Claim and measure one request; False when none was WAITING."""
+        claims = self.storage.claim(self.run_id, self.worker, 1)
+        if not claims:
+            return False
+        claim = claims[0]
+        self._heartbeat.begin(claim.request_id)
+        try:
+            result, elapsed = self._measure(row_config(claim), claim.limit_s)
+        finally:
+            self._heartbeat.end()
+        self._commit(claim.request_id, result, elapsed)
+        return True
+
+    def _measure(self, config: dict[str, Any], limit: float | None) -> tuple[Result, float]:
+        app = self.app
+        t0 = time.perf_counter()
+        try:
+            if getattr(app, "has_compile", False):
+                artifact = app.compile(config)
+                if self._measure_lock is not None:
+                    with self._measure_lock:
+                        t0 = time.perf_counter()
+                        raw = app.run_compiled(config, artifact, limit)
+                else:
+                    raw = app.run_compiled(config, artifact, limit)
+            else:
+                raw = app.run(config, limit)
+            result = coerce_result(raw)
+        except Exception as exc:  # noqa: BLE001 - the run goes on; the reason is recorded
+            result = failure_from_exception(exc)
+        elapsed = time.perf_counter() - t0
+        if limit is not None and elapsed > limit and result.state == "OK":
+            result = Result(state="TIMEOUT", reason=f"trial took {elapsed:.3g} s, limit {limit:g} s",
+                            metrics=dict(result.metrics or {}), times=list(result.times or []))
+        return result, elapsed
+
+    def _commit(self, request_id: int, result: Result, elapsed: float) -> None:
+        state = str(getattr(result.state, "value", result.state))
+        metrics = dict(result.metrics or {})
+        if result.time is not None:
+            metrics.setdefault("time", float(result.time))
+        value: float | None
+        if state == "OK":
+            try:
+                value = float(self.objective.scalar(result))
+            except Exception as exc:  # noqa: BLE001 - e.g. the objective's metric is missing
+                state, value = "FAILED", None
+                result = Result(state="FAILED", reason=f"ObjectiveError: {exc}", metrics=metrics)
+                _log.warning("objective could not rank a result: %s", exc)
+        else:
+            value = None
+        cost = result.cost if result.cost is not None else elapsed
+        ok = self.storage.finish(
+            request_id, self.worker, state=state, value=value, metrics=metrics,
+            times=list(result.times or []), cost=cost, reason=result.reason,
+        )
+        if not ok:
+            _log.warning("request %d was taken from worker %s (stale heartbeat); result dropped",
+                         request_id, self.worker)
+        else:
+            self.measured += 1
+        if self._on_finish is not None:
+            self._on_finish()
+
+    def search_done(self) -> bool:
+        state = self.storage.get_state(self.run_id, "search")
+        return bool(state and state.get("done"))
+
+    def serve(self, stop: threading.Event | None = None, *, idle_poll: float = 0.002,
+              max_idle_poll: float = 0.1) -> int:
+        """Measure until the search is over (or ``stop`` is set); returns trials measured."""
+        pause = idle_poll
+        try:
+            while stop is None or not stop.is_set():
+                if self.work_one():
+                    pause = idle_poll
+                    continue
+                if self.search_done():
+                    break
+                if stop is not None:
+                    stop.wait(pause)
+                else:
+                    time.sleep(pause)
+                pause = min(max_idle_poll, pause * 2)
+        finally:
+            self._heartbeat.close()
+        return self.measured

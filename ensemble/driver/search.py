@@ -1,0 +1,316 @@
+"""The search driver: asks the root technique, writes requests, reads results.
+
+Why it talks only to the database: measurement workers may be threads, other
+processes or other hosts (DESIGN.md, "The data flow"). The driver keeps enough
+WAITING requests for the workers, answers a request for an already measured
+configuration from the database (a duplicate: not re-measured, not counted),
+feeds finished results back to the technique, and decides when to stop.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ensemble.driver.records import best_of, to_trial
+from ensemble.settings import RunSettings
+from ensemble.technique import Technique, Trial
+
+__all__ = ["SearchDriver", "SearchStatus"]
+
+_log = logging.getLogger("ensemble.driver")
+
+SEED_TECHNIQUE = "seed"
+
+
+@dataclass
+class SearchStatus:
+    """Counters the progress line and the final summary show."""
+
+    trials: int = 0          # finished requests (duplicates included)
+    unique: int = 0          # unique evaluations (finished, not duplicates)
+    failures: int = 0        # finished unique evaluations that were not OK
+    duplicates: int = 0
+    best_value: float = math.inf
+    best_config: dict[str, Any] | None = None
+    best_hash: str | None = None
+    best_technique: str | None = None
+    last_technique: str = ""
+    started: float = field(default_factory=time.monotonic)
+    stop_reason: str | None = None
+
+
+class SearchDriver:
+    """One search loop over one run; call :meth:`step` until :attr:`done`."""
+
+    def __init__(
+        self,
+        storage: Any,
+        run_id: int,
+        space: Any,
+        technique: Technique,
+        settings: RunSettings,
+        *,
+        workers: int = 1,
+        trial_limit: float | None = None,
+    ) -> None:
+        self.storage = storage
+        self.run_id = run_id
+        self.space = space
+        self.technique = technique
+        self.settings = settings
+        self.workers = max(1, workers)
+        self.trial_limit = trial_limit
+        self.status = SearchStatus()
+        self._unfinished: set[int] = set()   # request ids known WAITING/RUNNING
+        self._seen: set[int] = set()         # finished ids above the read cursor
+        self._high = 0                       # highest finished request id seen
+        self._pending: dict[str, str] = {}          # hash -> technique, requested and not finished
+        self._pending_unique = 0
+        self._known: dict[str, Trial] = {}          # hash -> first finished unique trial
+        self._waiting_dups: dict[str, list[str]] = {}  # hash -> techniques that asked again
+        self._proposed_here: set[str] = set()       # hashes this session's technique proposed
+        self._exhausted_since: float | None = None
+        self._stale_checked = time.monotonic()
+        self.stale_after = 30.0
+        self.done = False
+        self.listeners: list[Callable[[Trial], None]] = []
+        self._recent_workers: deque[str] = deque(maxlen=64)
+
+    # -- set-up ------------------------------------------------------------------
+    def restore(self) -> int:
+        """Rebuild in-memory state and technique state from the run's history.
+
+        Returns the number of finished trials found (0 for a new run).
+        """
+        rows = self.storage.trials(self.run_id)
+        history: list[Trial] = []
+        for row in rows:
+            rid = int(row.request_id)
+            state = str(row.state)
+            config_hash = row.config_hash
+            if state in ("WAITING", "RUNNING"):
+                if not row.duplicate:
+                    self._unfinished.add(rid)
+                    self._pending[config_hash] = row.technique
+                    self._pending_unique += 1
+                continue
+            self._seen.add(rid)
+            self._high = max(self._high, rid)
+            trial = to_trial(row, self._counted_after(row))
+            self._account(trial)
+            if self.space_accepts(trial.config):
+                history.append(trial)
+        if history:
+            self.technique.restore(history)
+        return len(history)
+
+    def space_accepts(self, config: dict[str, Any]) -> bool:
+        try:
+            return bool(self.space.is_valid(config))
+        except Exception:  # noqa: BLE001 - an old config of another space
+            return False
+
+    def _counted_after(self, row: Any) -> int:
+        return self.status.unique + (0 if row.duplicate else 1)
+
+    def add_seeds(self, configs: Sequence[dict[str, Any]]) -> None:
+        """Queue seed configurations (already validated) before the technique's."""
+        self._submit([(c, SEED_TECHNIQUE) for c in configs])
+
+    # -- the loop ---------------------------------------------------------------
+    def step(self) -> int:
+        """Read new results, top up the queue, check the stop rules.
+
+        Returns the number of new finished trials seen.
+        """
+        seen = self.collect()
+        if self._check_stop():
+            return seen
+        self._top_up()
+        self._maybe_requeue()
+        return seen
+
+    def collect(self) -> int:
+        """Feed results finished since the last call to the technique."""
+        rows = self.storage.finished_since(self.run_id, self._cursor())
+        fresh = 0
+        for row in rows:
+            rid = int(row.request_id)
+            if rid in self._seen:
+                continue
+            fresh += 1
+            self._seen.add(rid)
+            self._unfinished.discard(rid)
+            self._high = max(self._high, rid)
+            config_hash = row.config_hash
+            if not row.duplicate and row.worker:
+                self._recent_workers.append(row.worker)
+            if not row.duplicate and config_hash in self._pending:
+                self._pending.pop(config_hash, None)
+                self._pending_unique -= 1
+            trial = to_trial(row, self._counted_after(row))
+            self._account(trial)
+            for listener in self.listeners:
+                listener(trial)
+            self._tell(trial)
+            for tech in self._waiting_dups.pop(config_hash, []):
+                self._submit([(trial.config, tech)])
+        if len(self._seen) > 64:
+            cursor = self._cursor()
+            self._seen = {i for i in self._seen if i > cursor}
+        return fresh
+
+    def _cursor(self) -> int:
+        # Results commit out of request-id order: read from just below the
+        # oldest request still in flight and skip ids already seen
+        # (Storage.finished_since documents this).
+        return min(self._unfinished) - 1 if self._unfinished else self._high
+
+    def _tell(self, trial: Trial) -> None:
+        mine = trial.technique != SEED_TECHNIQUE and trial.config_hash in self._proposed_here
+        try:
+            if mine:
+                self.technique.observe(trial)
+            else:
+                self.technique.observe_foreign(trial)
+        except Exception:
+            _log.exception("technique %s failed to observe a result", self.technique.name)
+            raise
+
+    def _account(self, trial: Trial) -> None:
+        st = self.status
+        st.trials += 1
+        if trial.duplicate:
+            st.duplicates += 1
+            return
+        st.unique += 1
+        self._known.setdefault(trial.config_hash, trial)
+        if trial.state != "OK":
+            st.failures += 1
+        if trial.state == "OK" and trial.value < st.best_value:
+            st.best_value = trial.value
+            st.best_config = trial.config
+            st.best_hash = trial.config_hash
+            st.best_technique = trial.technique
+
+    def _budget_left(self) -> float:
+        if self.settings.test_limit is None:
+            return math.inf
+        return self.settings.test_limit - self.status.unique - self._pending_unique
+
+    def _check_stop(self) -> bool:
+        s, st = self.settings, self.status
+        reason = None
+        if s.test_limit is not None and st.unique >= s.test_limit:
+            reason = f"test limit reached ({st.unique} unique evaluations)"
+        elif s.stop_after is not None and time.monotonic() - st.started >= s.stop_after:
+            reason = f"time limit reached ({s.stop_after:g} s)"
+        elif s.target is not None and st.best_value <= s.target:
+            reason = f"target reached ({st.best_value:g} <= {s.target:g})"
+        elif self._exhausted():
+            reason = "the technique has nothing more to propose"
+        if reason is not None:
+            st.stop_reason = reason
+            self.done = True
+        return self.done
+
+    def _exhausted(self) -> bool:
+        if self._pending_unique or self._waiting_dups:
+            self._exhausted_since = None
+            return False
+        if self.technique.done:
+            return True
+        # propose() returned nothing and nothing is in flight: give it a few
+        # rounds (some techniques wait for results) before calling it finished.
+        return self._exhausted_since is not None and time.monotonic() - self._exhausted_since > 1.0
+
+    def active_workers(self) -> int:
+        """Local workers, or more when results show other workers attached."""
+        return max(self.workers, len(set(self._recent_workers)))
+
+    def _top_up(self) -> None:
+        workers = self.active_workers()
+        want = workers + max(1, workers // 2) - self._pending_unique
+        if workers == 1:
+            want = 1 - self._pending_unique
+        want = int(min(want, self._budget_left()))
+        rounds = 0
+        while want > 0 and rounds < 4:
+            rounds += 1
+            configs = self.technique.propose(want)
+            if not configs:
+                if self._pending_unique == 0 and self._exhausted_since is None:
+                    self._exhausted_since = time.monotonic()
+                return
+            self._exhausted_since = None
+            name = self.technique.name
+            items = []
+            for config in configs:
+                items.append((config, self._credit(config, name)))
+            new_unique = self._submit(items)
+            want -= new_unique
+            if new_unique == 0:
+                # all duplicates: their answers go back to the technique now
+                self.collect()
+
+    def _credit(self, config: dict[str, Any], default: str) -> str:
+        try:
+            h = self.space.config_hash(config)
+            return self.technique.credit_name(h) or default
+        except Exception:  # noqa: BLE001 - credit is cosmetic
+            return default
+
+    def _submit(self, items: Sequence[tuple[dict[str, Any], str]]) -> int:
+        """Write requests; returns how many are new unique evaluations."""
+        from ensemble.storage import NewRequest
+
+        batch: list[Any] = []
+        new_unique = 0
+        for config, tech in items:
+            config_hash = self.space.config_hash(config)
+            if tech != SEED_TECHNIQUE:
+                self._proposed_here.add(config_hash)
+            if config_hash in self._known:
+                batch.append(NewRequest(self.space.canonical_json(config), config_hash, tech,
+                                        self.trial_limit, duplicate=True))
+            elif config_hash in self._pending:
+                self._waiting_dups.setdefault(config_hash, []).append(tech)
+            else:
+                self._pending[config_hash] = tech
+                self._pending_unique += 1
+                new_unique += 1
+                batch.append(NewRequest(self.space.canonical_json(config), config_hash, tech,
+                                        self.trial_limit, duplicate=False))
+        if batch:
+            ids = self.storage.add_requests(self.run_id, batch)
+            for rid, item in zip(ids, batch):
+                if not item.duplicate:
+                    self._unfinished.add(int(rid))
+        self.status.last_technique = items[-1][1] if items else self.status.last_technique
+        return new_unique
+
+    def _maybe_requeue(self) -> None:
+        now = time.monotonic()
+        if now - self._stale_checked < max(1.0, self.stale_after / 4):
+            return
+        self._stale_checked = now
+        n = self.storage.requeue_stale(self.run_id, self.stale_after)
+        if n:
+            _log.warning("requeued %d request(s) whose worker stopped sending heartbeats", n)
+
+    def finish(self) -> None:
+        """Tell workers that this search is over (run_state 'search')."""
+        self.storage.put_state(
+            self.run_id, "search",
+            {"done": True, "reason": self.status.stop_reason, "unique": self.status.unique},
+        )
+
+    def best(self) -> Trial | None:
+        return best_of(self._known.values())
+

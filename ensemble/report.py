@@ -1,0 +1,199 @@
+"""Write a run's report: best.json, trials.csv, techniques.csv, convergence.png.
+
+Why these files: they are the public, stable output of a run (docs/REPORTS.md
+describes every key and column); scripts and notebooks read them without
+knowing the database schema. Everything is computed from ``storage.trials``,
+so a report can be written for any run in any database, finished or not.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["REPORT_FILES", "best_summary", "write_report"]
+
+REPORT_FILES = ("best.json", "trials.csv", "techniques.csv", "convergence.png")
+_FIXED = ["number", "state", "technique", "value", "cost", "duplicate", "elapsed_s", "reason"]
+
+
+def _objective_for(storage: Any, run_id: int) -> Any:
+    """The run's objective rebuilt from objective_json, or None."""
+    try:
+        from ensemble import objective as objmod
+
+        record = next((r for r in storage.list_runs() if int(r.id) == int(run_id)), None)
+        if record is None:
+            return None
+        loader = getattr(objmod, "objective_from_json", None) or getattr(objmod, "from_json", None)
+        return loader(json.loads(record.objective_json)) if loader else None
+    except Exception:  # noqa: BLE001 - the ranking scalar is a correct fallback
+        return None
+
+
+def _user_value(objective: Any, row: Any) -> float | None:
+    if str(row.state) != "OK" or row.value is None:
+        return None
+    if objective is not None:
+        try:
+            from ensemble.result import Result
+
+            metrics = dict(row.metrics or {})
+            return float(objective.value(Result(time=metrics.get("time"), metrics=metrics)))
+        except Exception:  # noqa: BLE001
+            pass
+    return float(row.value)
+
+
+def _finished(rows: Sequence[Any]) -> list[Any]:
+    done = [r for r in rows if str(r.state) not in ("WAITING", "RUNNING")]
+    return sorted(done, key=lambda r: (r.finished_at is None, r.finished_at or 0, r.request_id))
+
+
+def best_summary(storage: Any, run_id: int, objective: Any = None) -> dict[str, Any] | None:
+    """The content of best.json, or None when nothing finished OK."""
+    if objective is None:
+        objective = _objective_for(storage, run_id)
+    rows = storage.trials(run_id)
+    unique = [r for r in rows if not r.duplicate and str(r.state) not in ("WAITING", "RUNNING")]
+    ok = [r for r in unique if str(r.state) == "OK" and r.value is not None and not math.isnan(r.value)]
+    if not ok:
+        return None
+    best = min(ok, key=lambda r: (r.value, r.request_id))
+    return {
+        "config": best.config,
+        "value": _user_value(objective, best),
+        "metrics": dict(best.metrics or {}),
+        "evaluations": len(unique),
+        "technique": best.technique,
+    }
+
+
+def write_report(storage: Any, run_id: int, directory: str, *, objective: Any = None) -> list[str]:
+    """Write the four report files into ``directory``; returns their paths."""
+    if objective is None:
+        objective = _objective_for(storage, run_id)
+    os.makedirs(directory, exist_ok=True)
+    rows = sorted(storage.trials(run_id), key=lambda r: r.request_id)
+    paths = [os.path.join(directory, f) for f in REPORT_FILES]
+    best = best_summary(storage, run_id, objective)
+    _atomic_write(paths[0], json.dumps(best if best is not None else {
+        "config": None, "value": None, "metrics": {}, "evaluations": 0, "technique": None},
+        indent=2, sort_keys=True, allow_nan=False) + "\n")
+    _write_trials(paths[1], rows, objective)
+    _write_techniques(paths[2], rows)
+    _write_convergence(paths[3], rows)
+    return paths
+
+
+def _atomic_write(path: str, text: str) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def _t0(rows: Sequence[Any]) -> Any:
+    times = [r.created_at for r in rows if r.created_at is not None]
+    return min(times) if times else None
+
+
+def _write_trials(path: str, rows: Sequence[Any], objective: Any) -> None:
+    params: list[str] = []
+    for r in rows:
+        for k in r.config:
+            if k not in params:
+                params.append(k)
+    columns = _FIXED + [p if p not in _FIXED else f"param:{p}" for p in params]
+    t0 = _t0(rows)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(columns)
+        for number, r in enumerate(rows, 1):
+            value = _user_value(objective, r)
+            elapsed = (r.finished_at - t0).total_seconds() if (r.finished_at and t0) else None
+            config = r.config
+            w.writerow([
+                number, str(r.state), r.technique, "" if value is None else repr(value),
+                "" if r.cost is None else repr(float(r.cost)), int(bool(r.duplicate)),
+                "" if elapsed is None else f"{elapsed:.6f}", (r.reason or "").replace("\n", " ")[:500],
+            ] + [_cell(config.get(p)) for p in params])
+    os.replace(tmp, path)
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, (list, dict)):
+        return json.dumps(v)
+    return str(v)
+
+
+def _write_techniques(path: str, rows: Sequence[Any]) -> None:
+    stats: dict[str, dict[str, Any]] = {}
+    best = math.inf
+    for r in _finished(rows):
+        s = stats.setdefault(r.technique, {"requests": 0, "unique": 0, "duplicates": 0,
+                                           "failures": 0, "credit": 0, "best_value": math.inf})
+        s["requests"] += 1
+        if r.duplicate:
+            s["duplicates"] += 1
+            continue
+        s["unique"] += 1
+        if str(r.state) != "OK" or r.value is None:
+            s["failures"] += 1
+            continue
+        s["best_value"] = min(s["best_value"], r.value)
+        if r.value < best:
+            best = r.value
+            s["credit"] += 1
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["technique", "requests", "unique", "duplicates", "failures", "credit", "best_scalar"])
+        for name in sorted(stats):
+            s = stats[name]
+            bv = "" if not math.isfinite(s["best_value"]) else repr(float(s["best_value"]))
+            w.writerow([name, s["requests"], s["unique"], s["duplicates"], s["failures"], s["credit"], bv])
+    os.replace(tmp, path)
+
+
+def _write_convergence(path: str, rows: Sequence[Any]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from matplotlib.figure import Figure
+
+    t0 = _t0(rows)
+    evals: list[int] = []
+    secs: list[float] = []
+    bests: list[float] = []
+    best, n = math.inf, 0
+    for r in _finished(rows):
+        if r.duplicate:
+            continue
+        n += 1
+        if str(r.state) == "OK" and r.value is not None and r.value < best:
+            best = r.value
+        if math.isfinite(best):
+            evals.append(n)
+            secs.append((r.finished_at - t0).total_seconds() if (r.finished_at and t0) else 0.0)
+            bests.append(best)
+    fig = Figure(figsize=(9, 3.5))
+    ax1, ax2 = fig.subplots(1, 2)
+    ax1.step(evals, bests, where="post")
+    ax1.set_xlabel("unique evaluations")
+    ax1.set_ylabel("best so far (objective, lower is better)")
+    ax2.step(secs, bests, where="post")
+    ax2.set_xlabel("seconds since the first request")
+    for ax in (ax1, ax2):
+        ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    tmp = path + ".tmp.png"
+    fig.savefig(tmp, dpi=100)
+    os.replace(tmp, path)

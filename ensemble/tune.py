@@ -1,0 +1,162 @@
+"""Tuning from plain Python: ``ensemble.tune(...)`` and the ask/tell ``Tuner``.
+
+Why both: ``tune`` is for "here is a function, find its best input" without a
+command line; ``Tuner`` is for users who own the loop (a notebook, a job
+scheduler, a simulator). Both go through the same drivers and database states
+as the command line, so a run started here can be inspected with
+``ensemble-tuner best --database URL`` and resumed.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ensemble.app import TunerApp
+from ensemble.driver.local import TuneResult, open_run, run_app
+from ensemble.driver.measure import MeasurementDriver, worker_name
+from ensemble.driver.records import row_config
+from ensemble.driver.search import SearchDriver
+from ensemble.errors import ConfigurationError, EnsembleError
+from ensemble.settings import RunSettings
+
+__all__ = ["FunctionApp", "TuneResult", "Tuner", "tune"]
+
+
+class FunctionApp(TunerApp):
+    """A TunerApp around a function ``f(config)`` or ``f(config, limit)``."""
+
+    def __init__(self, function: Callable[..., Any], space: Any, objective: Any = None) -> None:
+        super().__init__()
+        self._function = function
+        self._space = space
+        self._objective = objective
+        try:
+            params = inspect.signature(function).parameters
+            self._takes_limit = len(params) >= 2
+        except (TypeError, ValueError):
+            self._takes_limit = False
+
+    def space(self) -> Any:
+        return self._space
+
+    def objective(self) -> Any:
+        return self._objective if self._objective is not None else super().objective()
+
+    def run(self, config: dict[str, Any], limit: float | None) -> Any:
+        return self._function(config, limit) if self._takes_limit else self._function(config)
+
+
+def tune(app_or_function: Any, space: Any = None, *, objective: Any = None,
+         seed_configurations: list[dict[str, Any]] | None = None, **settings: Any) -> TuneResult:
+    """Tune a TunerApp (instance or class) or a function over ``space``.
+
+    Keyword arguments are RunSettings fields (``test_limit=100``,
+    ``database="sqlite:///t.db"``, ``technique="Random"``, ``parallelism=4``...).
+    At least one of test_limit, stop_after or target is needed unless the space
+    is small enough to exhaust.
+    """
+    if isinstance(app_or_function, type) and issubclass(app_or_function, TunerApp):
+        app = app_or_function()
+    elif isinstance(app_or_function, TunerApp):
+        app = app_or_function
+    elif callable(app_or_function):
+        if space is None:
+            raise ConfigurationError("tune(function, space=...): give the SearchSpace to tune over")
+        app = FunctionApp(app_or_function, space, objective)
+    else:
+        raise ConfigurationError(
+            f"tune({app_or_function!r}): give a TunerApp (class or instance) or a function"
+        )
+    if seed_configurations:
+        seeds = list(seed_configurations)
+        app.seed_configurations = lambda: seeds  # type: ignore[method-assign]
+    settings.setdefault("quiet", True)
+    if isinstance(app, FunctionApp) and settings.get("worker_mode") == "process":
+        raise ConfigurationError("tune(function, worker_mode='process'): wrap the function in a "
+                                 "TunerApp subclass in an importable module for process workers")
+    ref = None
+    if isinstance(app, FunctionApp):
+        fn = app._function
+        ref = f"{getattr(fn, '__module__', '_')}:{getattr(fn, '__qualname__', 'function')}"
+    return run_app(app, RunSettings(**settings), app_ref=ref)
+
+
+class Tuner:
+    """Ask/tell tuning: ``config = tuner.ask()``, measure it, ``tuner.tell(config, value)``.
+
+    Every ask is a request in the database (RUNNING, claimed by this object)
+    and every tell commits its result, exactly as a measurement worker would.
+    """
+
+    def __init__(self, space: Any, *, objective: Any = None, **settings: Any) -> None:
+        from ensemble.objective import Minimize
+        from ensemble.registry import create_technique
+        from ensemble.storage import Storage
+
+        self.settings = RunSettings(**settings)
+        self.space = space
+        self.objective = objective if objective is not None else Minimize("time")
+        space.sample(np.random.default_rng(self.settings.seed), 1)
+        self.technique = create_technique(self.settings.technique, seed=self.settings.seed,
+                                          **self.settings.technique_options)
+        self.technique.bind(space, budget=self.settings.test_limit,
+                            rng=np.random.default_rng(self.settings.seed))
+        self.storage = Storage(self.settings.database)
+        self.run_id, self.run_name, resumed = open_run(
+            self.storage, self.settings, app_ref="ensemble.tune:Tuner", space=space,
+            objective=self.objective, app_argv=[])
+        self._search = SearchDriver(self.storage, self.run_id, space, self.technique, self.settings)
+        if resumed:
+            self._search.restore()
+        self.storage.put_state(self.run_id, "search", {"done": False})
+        self._worker = worker_name("asktell")
+        self._recorder = MeasurementDriver(self.storage, self.run_id, None, self.objective,
+                                           worker=self._worker)
+        self._asked: dict[str, list[int]] = {}
+
+    @property
+    def done(self) -> bool:
+        """True once a stop rule (test_limit, stop_after, target) holds."""
+        return self._search.done
+
+    def ask(self) -> dict[str, Any]:
+        """The next configuration to measure; raises EnsembleError when the run is over."""
+        for _ in range(100):
+            self._search.workers = sum(len(v) for v in self._asked.values()) + 1
+            self._search.step()
+            if self._search.done:
+                raise EnsembleError(f"the run is over ({self._search.status.stop_reason}); read tuner.best")
+            claims = self.storage.claim(self.run_id, self._worker, 1)
+            if claims:
+                config = row_config(claims[0])
+                self._asked.setdefault(self.space.config_hash(config), []).append(claims[0].request_id)
+                return config
+        raise EnsembleError("the technique proposes nothing until asked configurations are told; "
+                            "call tell(config, value) for the configurations you asked for")
+
+    def tell(self, config: dict[str, Any], value: Any) -> None:
+        """Record the measurement of an asked configuration (float or Result)."""
+        from ensemble.driver.outcome import coerce_result
+
+        ids = self._asked.get(self.space.config_hash(config))
+        if not ids:
+            raise ConfigurationError(f"tell({config!r}): this configuration was not asked for (or told twice)")
+        rid = ids.pop(0)
+        self._recorder._commit(rid, coerce_result(value), 0.0)
+        self._search.collect()
+        self._search.step()
+
+    @property
+    def best(self) -> tuple[dict[str, Any] | None, float]:
+        """(best configuration, its objective scalar) so far."""
+        st = self._search.status
+        return st.best_config, st.best_value if st.best_config is not None else math.inf
+
+    def close(self) -> None:
+        """Mark the search finished (attached workers stop)."""
+        self._search.finish()
