@@ -28,6 +28,7 @@ import numpy as np
 
 from ensemble.errors import InfeasibleSpaceError, SpaceError
 from ensemble.space.constraints import Constraint
+from ensemble.space.interval import certainly_false
 from ensemble.space.params import DiscreteParameter, Parameter
 
 __all__ = ["Component", "split_components", "value_array"]
@@ -36,6 +37,9 @@ __all__ = ["Component", "split_components", "value_array"]
 TABLE_LIMIT = 2_000_000
 #: node budget of one depth-first sampling attempt
 DFS_BUDGET = 20_000
+#: random index rows tried by vectorised rejection before depth-first search
+BATCH_DRAWS = 1_000_000
+_BLOCK = 1 << 20
 
 
 def value_array(p: DiscreteParameter) -> np.ndarray:
@@ -76,19 +80,44 @@ class Component:
             self._due[max(pos[n] for n in c.names)].append(c)
         self._values = [value_array(p) for p in params] if self.discrete else None  # type: ignore[arg-type]
         self._table: np.ndarray | None = None
+        self._too_big: float = 0.0  # largest work limit a join already failed under
+        self._pos = pos
+        # expression constraints that can prune partial rows right after parameter j
+        self._touch: list[list[Constraint]] = [[] for _ in params]
+        self._ranges: list[tuple[float, float]] = []
+        if self._values is not None:
+            for arr in self._values:
+                num = arr.dtype.kind in "iufb" and arr.size > 0
+                a = arr.astype(float) if num else None
+                self._ranges.append((float(a.min()), float(a.max())) if a is not None else (-math.inf, math.inf))
+            for c in constraints:
+                if c.expression is None:
+                    continue
+                last = max(pos[n] for n in c.names)
+                for n in c.names:
+                    if pos[n] < last and self._values[pos[n]].dtype.kind in "iufb":
+                        self._touch[pos[n]].append(c)
 
     # --- exact enumeration -------------------------------------------------
     def table(self, limit: float = TABLE_LIMIT) -> np.ndarray | None:
-        """All valid index rows (shape (m, k)), or None when the grid exceeds ``limit``."""
+        """All valid index rows (shape (m, k)), or None when the work exceeds ``limit``.
+
+        The join never holds more than ``limit`` partial rows; a grid of at most
+        ``limit`` points therefore always succeeds, and pruning often lets much
+        larger grids succeed too.  Tables of up to TABLE_LIMIT rows are cached.
+        """
         if self._table is not None:
             return self._table
-        if not self.discrete or self.grid_size > limit:
+        if not self.discrete or self._too_big >= limit:
             return None
         cards = [p.cardinality for p in self.params]  # type: ignore[attr-defined]
         dtype = np.int8 if max(cards) < 127 else np.int16 if max(cards) < 32767 else np.int32
         rows = np.zeros((1, 0), dtype=dtype)
         for j, card in enumerate(cards):
             m = rows.shape[0]
+            if m * card > limit:
+                self._too_big = max(self._too_big, limit)
+                return None
             rows = np.concatenate(
                 [np.repeat(rows, card, axis=0), np.tile(np.arange(card, dtype=dtype), m)[:, None]],
                 axis=1,
@@ -97,18 +126,38 @@ class Component:
                 if rows.shape[0] == 0:
                     break
                 rows = rows[self._mask(c, rows)]
-        if self.grid_size <= TABLE_LIMIT:
+            for c in self._touch[j]:
+                if rows.shape[0] == 0:
+                    break
+                rows = rows[~self._prune(c, rows, j)]
+        if rows.shape[0] <= TABLE_LIMIT:
             self._table = rows
         return rows
 
+    def _prune(self, c: Constraint, rows: np.ndarray, j: int) -> np.ndarray:
+        """Rows (params 0..j assigned) for which ``c`` certainly fails whatever comes next."""
+        assert self._values is not None and c.expression is not None
+        exact, ranges = {}, {}
+        for name in c.names:
+            i = self._pos[name]
+            if i <= j:
+                exact[name] = self._values[i][rows[:, i]]
+            else:
+                ranges[name] = self._ranges[i]
+        return certainly_false(c.expression.tree, exact, ranges, rows.shape[0])
+
     def _mask(self, c: Constraint, rows: np.ndarray) -> np.ndarray:
+        """Bool mask of the rows meeting ``c`` (evaluated in blocks to bound memory)."""
+        if rows.shape[0] > _BLOCK:
+            return np.concatenate(
+                [self._mask(c, rows[i : i + _BLOCK]) for i in range(0, rows.shape[0], _BLOCK)]
+            )
         assert self._values is not None
         n = rows.shape[0]
-        cols = {name: self._values[self.names.index(name)][rows[:, self.names.index(name)]]
-                for name in c.names}
+        idx = [self._pos[name] for name in c.names]
+        cols = {name: self._values[i][rows[:, i]] for name, i in zip(c.names, idx)}
 
         def as_dicts() -> list[dict[str, Any]]:
-            idx = [self.names.index(name) for name in c.names]
             ps = [self.params[i] for i in idx]
             return [
                 {p.name: p.value_at(int(r[i])) for p, i in zip(ps, idx)}  # type: ignore[attr-defined]
@@ -161,24 +210,71 @@ class Component:
             if t.shape[0] == 0:
                 raise self.infeasible()
             return [self.decode(t[i]) for i in rng.integers(t.shape[0], size=n)]
-        return [self._sample_search(rng) for _ in range(n)]
+        return self._sample_search(rng, n)
 
-    def _sample_search(self, rng: np.random.Generator) -> dict[str, Any]:
-        for _ in range(5):
+    def _random_rows(self, rng: np.random.Generator, m: int) -> np.ndarray:
+        cards = [p.cardinality for p in self.params]  # type: ignore[attr-defined]
+        return np.stack([rng.integers(c, size=m) for c in cards], axis=1)
+
+    def valid_rows(self, rows: np.ndarray) -> np.ndarray:
+        """Bool mask: which index rows meet every constraint (vectorised)."""
+        ok = np.ones(rows.shape[0], dtype=bool)
+        for j in range(len(self.params)):
+            for c in self._due[j]:
+                live = np.flatnonzero(ok)
+                if live.size == 0:
+                    return ok
+                ok[live] = self._mask(c, rows[live])
+        return ok
+
+    def _sample_batches(self, rng: np.random.Generator, n: int) -> list[dict[str, Any]]:
+        """Uniform valid samples by vectorised rejection over this component only."""
+        got: list[np.ndarray] = []
+        have, drawn = 0, 0
+        batch = max(4 * n, 1024)
+        while have < n and drawn < BATCH_DRAWS:
+            rows = self._random_rows(rng, batch)
+            drawn += batch
+            good = rows[self.valid_rows(rows)]
+            got.append(good)
+            have += good.shape[0]
+            if have == 0:
+                batch = min(batch * 4, 1 << 16)
+            else:  # aim the next batch at what is still missing
+                rate = have / drawn
+                batch = int(min(max((n - have) / rate * 1.2, 256), 1 << 16))
+        if have == 0:
+            return []
+        allrows = np.concatenate(got)[:n]
+        return [self.decode(r) for r in allrows]
+
+    def _sample_search(self, rng: np.random.Generator, n: int = 1) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        if self.discrete:
+            out = self._sample_batches(rng, n)
+        tries = 0
+        while len(out) < n and tries < 5 * n + 5:
+            tries += 1
             got = self._dfs(rng, prefer=None)
             if got is not None:
-                return got
-        for _ in range(DFS_BUDGET):
-            cand = {p.name: p.sample(rng) for p in self.params}
-            if self.holds(cand):
-                return cand
-        raise InfeasibleSpaceError(
-            f"could not find a configuration of {', '.join(self.names)} meeting "
-            + "; ".join(repr(c.label) for c in self.constraints)
-            + f" after {5 * DFS_BUDGET + DFS_BUDGET} tries; the constraints may be infeasible "
-            "or very tight: relax them, or give names=[...] to callable constraints so the "
-            "space can be split"
-        )
+                out.append(got)
+        if not self.discrete:
+            for _ in range(DFS_BUDGET):
+                if len(out) >= n:
+                    break
+                cand = {p.name: p.sample(rng) for p in self.params}
+                if self.holds(cand):
+                    out.append(cand)
+        if len(out) < n:
+            raise InfeasibleSpaceError(
+                f"could not find a configuration of {', '.join(self.names)} meeting "
+                + "; ".join(repr(c.label) for c in self.constraints)
+                + f" (random draws: {BATCH_DRAWS if self.discrete else DFS_BUDGET}, then "
+                "depth-first search with pruning); the constraints may be infeasible or very "
+                "tight: relax them, or give names=[...] to callable constraints so the space "
+                "can be split into independent parts"
+            )
+        return out
 
     def _candidates(self, j: int, rng: np.random.Generator, prefer: Any) -> list[Any]:
         p = self.params[j]
@@ -242,8 +338,36 @@ class Component:
             dist = d.sum(axis=1)
             best = np.flatnonzero(dist == dist.min())
             return self.decode(t[int(rng.choice(best))])
+        if self.discrete:
+            got = self._nearest_local(current, rng)
+            if got is not None:
+                return got
         got = self._dfs(rng, prefer=current)
-        return got if got is not None else self._sample_search(rng)
+        return got if got is not None else self._sample_search(rng, 1)[0]
+
+    def _nearest_local(self, current: dict[str, Any], rng: np.random.Generator) -> dict[str, Any] | None:
+        """Nearest valid point among perturbations of ``current`` of growing radius."""
+        cards = np.array([p.cardinality for p in self.params], dtype=np.int64)  # type: ignore[attr-defined]
+        here = np.array(
+            [p.index_of(current[p.name]) if p.is_legal(current.get(p.name)) else 0  # type: ignore[attr-defined]
+             for p in self.params],
+            dtype=np.int64,
+        )
+        scale = np.maximum(cards - 1, 1).astype(float)
+        k = len(self.params)
+        m = 4096
+        for radius in (1, 2, 4, 8, 16, 64, 1 << 20):
+            # change a random subset of coordinates (about 1-3 of them) by up to +-radius
+            change = rng.random((m, k)) < min(1.0, 2.0 / k)
+            change[np.arange(m), rng.integers(k, size=m)] = True
+            step = rng.integers(-radius, radius + 1, size=(m, k))
+            rows = np.clip(here[None, :] + np.where(change, step, 0), 0, cards[None, :] - 1)
+            good = rows[self.valid_rows(rows)]
+            if good.shape[0]:
+                dist = (np.abs(good - here[None, :]) / scale).sum(axis=1)
+                best = np.flatnonzero(dist == dist.min())
+                return self.decode(good[int(rng.choice(best))])
+        return None
 
 
 def split_components(params: list[Parameter], constraints: list[Constraint]) -> list[Component]:
