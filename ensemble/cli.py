@@ -170,7 +170,6 @@ def _cmd_worker(ns: argparse.Namespace, rest: list[str]) -> int:
     import time
 
     from ensemble.driver.local import serve_worker
-    from ensemble.driver.measure import worker_name
 
     storage = _open(ns)
     deadline = time.monotonic() + ns.wait
@@ -184,7 +183,7 @@ def _cmd_worker(ns: argparse.Namespace, rest: list[str]) -> int:
             time.sleep(0.2)
     settings = json.loads(record.settings_json or "{}")
     n = serve_worker(ns.database, int(record.id), record.app, list(settings.get("app_argv") or []),
-                     worker_name(ns.name or "worker"), ns.heartbeat)
+                     ns.name or "worker", ns.heartbeat)
     if not ns.quiet:
         print(f"worker measured {n} trial(s) of run {record.name!r}")
     return 0

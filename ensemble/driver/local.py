@@ -291,7 +291,7 @@ def _loop(app: Any, app_ref: str, app_argv: list[str], storage: Any, run_id: int
         ctx = multiprocessing.get_context("spawn")
         for i in range(n):
             p = ctx.Process(target=serve_worker, args=(settings.database, run_id, app_ref, app_argv,
-                                                       worker_name(f"proc{i}"), hb), daemon=True)
+                                                       f"proc{i}", hb), daemon=True)
             p.start()
             procs.append(p)
     try:
@@ -316,15 +316,18 @@ def _loop(app: Any, app_ref: str, app_argv: list[str], storage: Any, run_id: int
         search.collect()
 
 
-def serve_worker(database: str, run_id: int, app_ref: str, app_argv: list[str], worker: str,
+def serve_worker(database: str, run_id: int, app_ref: str, app_argv: list[str], worker_tag: str,
                  heartbeat_interval: float = 5.0) -> int:
-    """Body of a measurement worker process (local process mode, ``ensemble-tuner worker``)."""
+    """Body of a measurement worker process (local process mode, ``ensemble-tuner worker``).
+
+    The worker's name (host:pid:tag) is made here, in the process that measures.
+    """
     from ensemble.app import load_app_class
     from ensemble.storage import Storage
 
     storage = Storage(database)
     app = build_app(load_app_class(app_ref), app_argv)
-    drv = MeasurementDriver(storage, run_id, app, app.objective(), worker=worker,
+    drv = MeasurementDriver(storage, run_id, app, app.objective(), worker=worker_name(worker_tag),
                             heartbeat_interval=heartbeat_interval)
     return drv.serve()
 

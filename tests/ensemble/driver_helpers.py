@@ -81,3 +81,33 @@ class BigQuadApp(QuadApp):
 
     def __init__(self, args: Any = None) -> None:
         super().__init__(args, hi=1000)
+
+
+class Scripted(Technique):
+    """Proposes a fixed list of configurations, one per call, then is done."""
+
+    name = "Scripted"
+
+    def __init__(self, script: list[dict[str, Any]], *, seed: int | None = None) -> None:
+        super().__init__(seed=seed)
+        self.script = list(script)
+        self.observed: list[Trial] = []
+        self.foreign: list[Trial] = []
+
+    def propose(self, n: int) -> list[dict[str, Any]]:
+        out, self.script = self.script[:1], self.script[1:]
+        return out
+
+    def observe(self, trial: Trial) -> None:
+        self.observed.append(trial)
+
+    def observe_foreign(self, trial: Trial) -> None:
+        self.foreign.append(trial)
+
+    @property
+    def done(self) -> bool:
+        return not self.script
+
+
+def db_url(tmp_path: Any, name: str = "t.db") -> str:
+    return f"sqlite:///{tmp_path / name}"

@@ -1,0 +1,116 @@
+"""Search + measurement drivers in one process: dedup, seeds, stop rules, parallel threads."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from ensemble.driver.local import run_app
+from ensemble.settings import RunSettings
+from ensemble.storage import Storage
+from tests.ensemble.driver_helpers import QuadApp, Scripted, TinyRandom, db_url
+
+A, B, C = {"x": 1, "y": 1}, {"x": 7, "y": 3}, {"x": 2, "y": 9}
+
+
+def test_duplicate_is_answered_from_the_database_and_not_counted(tmp_path):
+    app = QuadApp()
+    tech = Scripted([A, B, A, C, A, B])
+    res = run_app(app, RunSettings(database=db_url(tmp_path), run_name="dup", quiet=True), technique=tech)
+    assert app.calls == 3                       # A, B, C measured once each
+    assert res.evaluations == 3 and res.duplicates == 3 and res.trials == 6
+    st = Storage(db_url(tmp_path))
+    run = st.get_run("dup")
+    counts = st.counts(run.id)
+    assert counts["unique"] == 3 and counts["duplicates"] == 3 and counts["measured"] == 3
+    rows = st.trials(run.id)
+    dups = [r for r in rows if r.duplicate]
+    assert len(dups) == 3 and all(r.state == "OK" and r.cost == 0.0 for r in dups)
+    # the technique got every answer back, repeats marked as duplicates with the stored value
+    assert [t.duplicate for t in tech.observed] == [False, False, True, False, True, True]
+    assert tech.observed[2].value == tech.observed[0].value
+    assert res.best_config == B and res.best_value == 1.0
+
+
+def test_seed_configurations_are_measured_first_and_reported_as_foreign(tmp_path):
+    class Seeded(QuadApp):
+        def seed_configurations(self):
+            return [C]
+
+    tech = Scripted([A, C])
+    res = run_app(Seeded(), RunSettings(database=db_url(tmp_path), run_name="s", quiet=True), technique=tech)
+    rows = Storage(db_url(tmp_path)).trials(Storage(db_url(tmp_path)).get_run("s").id)
+    assert rows[0].technique == "seed" and rows[0].config == C
+    assert [t.config for t in tech.foreign] == [C]
+    assert [t.duplicate for t in tech.observed] == [False, True]   # C proposed again: answered from DB
+    assert res.evaluations == 2
+
+
+def test_test_limit_counts_unique_evaluations(tmp_path):
+    app = QuadApp(hi=4)  # 25 points: random sampling repeats often
+    res = run_app(app, RunSettings(database=db_url(tmp_path), test_limit=15, seed=3, quiet=True),
+                  technique=TinyRandom(seed=3))
+    assert res.evaluations == 15 == app.calls
+    assert res.duplicates > 0
+
+
+def test_target_stops_the_run(tmp_path):
+    res = run_app(QuadApp(), RunSettings(database=db_url(tmp_path), target=1.0, test_limit=400, seed=1,
+                                         quiet=True), technique=TinyRandom(seed=1))
+    assert res.best_value == 1.0 and res.best_config == B
+    assert "target" in res.stop_reason
+
+
+def test_run_ends_when_technique_is_done(tmp_path):
+    res = run_app(QuadApp(), RunSettings(database=db_url(tmp_path), quiet=True),
+                  technique=TinyRandom(seed=0, stop_after_proposals=5))
+    assert res.trials == 5
+    assert "nothing more" in res.stop_reason
+
+
+@pytest.mark.parametrize("parallelism", [2, 4])
+def test_parallel_threads_measure_each_request_once(tmp_path, parallelism):
+    app = QuadApp(hi=50)
+    res = run_app(app, RunSettings(database=db_url(tmp_path), run_name="p", test_limit=120,
+                                   parallelism=parallelism, seed=2, quiet=True), technique=TinyRandom(seed=2))
+    st = Storage(db_url(tmp_path))
+    counts = st.counts(st.get_run("p").id)
+    assert res.evaluations == 120 == counts["unique"] == counts["measured"] == app.calls
+    assert counts["WAITING"] == 0 and counts["RUNNING"] == 0
+    workers = {r.worker for r in st.trials(st.get_run("p").id) if not r.duplicate}
+    assert len(workers) > 1
+
+
+def test_results_log_has_one_json_line_per_trial(tmp_path):
+    log = tmp_path / "log.jsonl"
+    res = run_app(QuadApp(), RunSettings(database=db_url(tmp_path), results_log=str(log), quiet=True),
+                  technique=Scripted([A, B, A]))
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    assert len(lines) == res.trials == 3
+    assert [x["duplicate"] for x in lines] == [False, False, True]
+    assert lines[1]["config"] == B and lines[1]["value"] == 1.0
+
+
+def test_failed_trials_rank_last_and_are_counted(tmp_path):
+    class Flaky(QuadApp):
+        def run(self, config, limit):
+            if config["x"] == 7:
+                raise RuntimeError("boom")
+            return super().run(config, limit)
+
+    res = run_app(Flaky(), RunSettings(database=db_url(tmp_path), quiet=True), technique=Scripted([B, A]))
+    assert res.failures == 1 and res.best_config == A
+    assert res.best_value is not None and math.isfinite(res.best_value)
+
+
+@pytest.mark.slow
+def test_process_workers(tmp_path):
+    res = run_app(QuadApp(), RunSettings(database=db_url(tmp_path), run_name="pp", test_limit=40, parallelism=2,
+                                         worker_mode="process", seed=5, quiet=True),
+                  app_ref="tests.ensemble.driver_helpers:QuadApp", technique=TinyRandom(seed=5))
+    st = Storage(db_url(tmp_path))
+    rows = [r for r in st.trials(st.get_run("pp").id) if not r.duplicate and r.state == "OK"]
+    assert res.evaluations == 40 == len(rows)
+    assert len({r.worker.split(":")[1] for r in rows}) == 2   # two other processes measured
