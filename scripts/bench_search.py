@@ -1,0 +1,351 @@
+"""Search quality on replayed real spaces, after Willemsen et al. (FGCS 2024).
+
+Method ("A methodology for comparing optimization algorithms for auto-tuning",
+B. van Werkhoven, F.-J. Willemsen et al., Future Generation Computer Systems
+2024; the parameters below are the defaults of the paper's companion package,
+AutoTuningAssociation/autotuning_methodology):
+
+* Random search baseline R(k): the EXACT expected best of k draws without
+  replacement from all configurations of the space (valid and failed), from
+  order statistics, not simulation. Failed configurations rank last; a run
+  that has seen only failures counts as holding the worst valid value (the
+  same convention is applied to every tuner's trace).
+* Budget: the cutoff point. With f_opt the optimum and m the median of the
+  valid values, the target is f_opt + (m - f_opt)(1 - p); the budget B is the
+  smallest k with R(k) <= target for p = 0.95 (``--cutoff``), and the score
+  axis starts at k0, the same rule with p = 0.01 (``--cutoff-start``).
+* Score: P(k) = (S(k) - R(k)) / (f_opt - R(k)) with S(k) the mean over repeats
+  of the best value after k unique evaluations; the space's score is the mean
+  of P over k = k0..B. 0 = random search, 1 = the optimum from the start.
+
+Every tuner gets the same space mode and budget, counted in unique
+evaluations; how each peer's duplicates are counted is in docs/BENCHMARKS.md.
+Our techniques run through the Technique interface in an in-memory loop with
+the search driver's semantics (duplicates answered from memory, not counted);
+OpenTuner 0.8.8 and Kernel Tuner 1.5.0 run in their own venvs (scripts/_peers).
+
+    python -m scripts.bench_search --repeats 25 --markdown docs/bench_search_table.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from apps.replay import RecordedSpace, load_space
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SPACES = sorted(str(p) for p in (ROOT.parent / "shared" / "data" / "spaces").glob("*.json.gz"))
+BASE_TECHNIQUES = ("Random", "NelderMead", "Torczon", "SimulatedAnnealing", "DifferentialEvolution",
+                   "GreedyMutation", "NormalGreedyMutation", "PatternSearch", "GA", "PSO")
+KT_STRATEGIES = ("genetic_algorithm", "pso", "dual_annealing", "pyatf_auc_bandit")
+
+# --------------------------------------------------------------------------
+# The methodology: exact random-search expectation, cutoff budget, score
+# --------------------------------------------------------------------------
+
+
+def ranked_values(scalars: np.ndarray) -> np.ndarray:
+    """All values sorted ascending, failures (inf) replaced by the worst valid value."""
+    finite = scalars[np.isfinite(scalars)]
+    if finite.size == 0:
+        raise ValueError("scalars: no valid configuration in the space; nothing to score")
+    return np.sort(np.where(np.isfinite(scalars), scalars, finite.max()))
+
+
+def random_expectation(scalars: np.ndarray, ks: Sequence[int]) -> np.ndarray:
+    """E[min of k draws without replacement] for each k, exactly.
+
+    With the N values sorted v_1 <= ... <= v_N, P(best rank >= i) =
+    C(N-i+1, k) / C(N, k); successive ratios are (N-i+1-k)/(N-i+1), so the
+    survival function is a cumulative product and E = sum_i v_i P(rank = i).
+    """
+    v = ranked_values(np.asarray(scalars, dtype=float))
+    n = v.size
+    i = np.arange(1, n + 1)
+    out = np.empty(len(ks))
+    for j, k in enumerate(ks):
+        if not 1 <= k <= n:
+            raise ValueError(f"ks: draws k={k} outside 1..{n} (the space size)")
+        ratio = np.clip((n - i + 1 - k) / (n - i + 1), 0.0, 1.0)
+        surv = np.concatenate(([1.0], np.cumprod(ratio)))  # surv[i-1] = P(rank >= i)
+        out[j] = float(np.dot(v, surv[:-1] - surv[1:]))
+    return out
+
+
+def cutoff_evaluations(scalars: np.ndarray, fraction: float) -> int:
+    """Smallest k at which random search's expected best is ``fraction`` of the way
+    from the median (of valid values) to the optimum."""
+    finite = scalars[np.isfinite(scalars)]
+    f_opt, median = float(finite.min()), float(np.median(finite))
+    target = f_opt + (median - f_opt) * (1.0 - fraction)
+    n = scalars.size
+    lo, hi = 1, n  # R is non-increasing in k: bisect
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if random_expectation(scalars, [mid])[0] <= target + 1e-12 * abs(target):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@dataclass
+class Methodology:
+    """Per-space baseline, budget window and scoring."""
+
+    scalars: np.ndarray
+    cutoff: float = 0.95
+    cutoff_start: float = 0.01
+    k0: int = field(init=False)
+    budget: int = field(init=False)
+    f_opt: float = field(init=False)
+    worst: float = field(init=False)
+    baseline: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        finite = self.scalars[np.isfinite(self.scalars)]
+        self.f_opt, self.worst = float(finite.min()), float(finite.max())
+        self.budget = cutoff_evaluations(self.scalars, self.cutoff)
+        self.k0 = min(cutoff_evaluations(self.scalars, self.cutoff_start), self.budget)
+        self.baseline = random_expectation(self.scalars, range(1, self.budget + 1))
+
+    def trace(self, values: Sequence[float]) -> np.ndarray:
+        """Best-so-far after each of the first ``budget`` unique evaluations.
+
+        Failures count as the worst valid value until something valid is seen;
+        a tuner that stopped early keeps its best for the rest of the axis.
+        """
+        vals = np.asarray(list(values)[: self.budget], dtype=float)
+        vals = np.where(np.isfinite(vals), vals, self.worst)
+        best = np.minimum.accumulate(vals) if vals.size else np.array([self.worst])
+        if best.size < self.budget:
+            best = np.concatenate([best, np.full(self.budget - best.size, best[-1])])
+        return best
+
+    def scores(self, traces: np.ndarray) -> np.ndarray:
+        """Per-repeat scores; their mean is the score of the mean curve (P is linear in S)."""
+        r = self.baseline[self.k0 - 1:]
+        s = traces[:, self.k0 - 1:]
+        denom = self.f_opt - r
+        ok = np.abs(denom) > 1e-12 * max(1.0, abs(self.f_opt))
+        if not ok.any():
+            return np.zeros(traces.shape[0])
+        return ((s[:, ok] - r[ok]) / denom[ok]).mean(axis=1)
+
+
+# --------------------------------------------------------------------------
+# Runners: each returns, per repeat, the objective scalars of its unique
+# evaluations in order (math.inf for failures).
+# --------------------------------------------------------------------------
+
+Runner = Callable[[RecordedSpace, str, int, int], list[float]]
+
+
+def _lookup_scalar(space: RecordedSpace, key: tuple[Any, ...]) -> float:
+    rec = space.records.get(key)
+    return math.inf if rec is None else space.scalar(rec)
+
+
+def run_reference_random(space: RecordedSpace, mode: str, budget: int, seed: int) -> list[float]:
+    """Random search without replacement, written here as the methodology's own check."""
+    keys = list(space.keys(mode))
+    order = np.random.default_rng(seed).permutation(len(keys))[:budget]
+    return [_lookup_scalar(space, keys[i]) for i in order]
+
+
+def run_technique(name: str, space: RecordedSpace, mode: str, budget: int, seed: int,
+                  *, max_stall: int = 2000) -> list[float]:
+    """Drive one of our techniques with the search driver's semantics, in memory.
+
+    propose(1) / observe(Trial) one at a time (parallelism 1); a configuration
+    already evaluated is answered from memory as a duplicate Trial and does not
+    count; the loop ends at ``budget`` unique evaluations, when the technique
+    is done, when the space is exhausted, or after ``max_stall`` proposals in a
+    row that brought nothing new.
+    """
+    from ensemble.registry import create_technique
+    from ensemble.technique import Trial
+
+    sspace = space.to_search_space(mode)
+    tech = create_technique(name, seed=seed)
+    tech.bind(sspace, budget=budget, rng=np.random.default_rng(seed))
+    size = space.size(mode)
+    seen: dict[tuple[Any, ...], float] = {}
+    out: list[float] = []
+    stall = 0
+    while len(out) < budget and len(seen) < size and not tech.done and stall < max_stall:
+        configs = tech.propose(1)
+        if not configs:
+            stall += 1
+            continue
+        for config in configs:
+            key = space.key(config)
+            chash = sspace.config_hash(config)
+            duplicate = key in seen
+            if duplicate:
+                value = seen[key]
+                stall += 1
+            else:
+                value = _lookup_scalar(space, key)
+                seen[key] = value
+                out.append(value)
+                stall = 0
+            state = "OK" if math.isfinite(value) else "FAILED"
+            leaf = tech.credit_name(chash) if hasattr(tech, "credit_name") else name
+            tech.observe(Trial(config=config, config_hash=chash, value=value, state=state, technique=leaf,
+                               duplicate=duplicate, evaluation=len(out)))
+    return out
+
+
+def peer_input(space: RecordedSpace, mode: str, budget: int, seeds: Sequence[int],
+               strategies: Sequence[str]) -> dict[str, Any]:
+    """What a peer script needs: parameters, the replay table in the space mode, budget, seeds."""
+    table = [[list(k), space.records[k].value if k in space.records and not space.records[k].failed else None,
+              space.records[k].cost if k in space.records else 0.0]
+             for k in space.keys(mode)]
+    return {"names": space.names, "values": space.values, "maximize": space.maximize, "mode": mode,
+            "table": table, "budget": budget, "seeds": list(seeds), "strategies": list(strategies),
+            "meta": space.meta}
+
+
+def run_peer_batch(peer: str, script: str, payload: dict[str, Any], space: RecordedSpace,
+                   timeout: float) -> dict[str, list[list[float]]]:
+    """Run a peer script once for all seeds/strategies; map its configs back to our lookup."""
+    from scripts._peers import run_peer
+
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+        json.dump(payload, fh)
+        path = fh.name
+    try:
+        out = run_peer(peer, ROOT / "scripts" / script, [path], timeout=timeout)
+    finally:
+        Path(path).unlink(missing_ok=True)
+    result: dict[str, list[list[float]]] = {}
+    for strategy, runs in out["runs"].items():
+        result[strategy] = [[_lookup_scalar(space, tuple(c)) for c in run] for run in runs]
+    for strategy, err in out.get("errors", {}).items():
+        print(f"  {peer}:{strategy}: {err}", file=sys.stderr)
+    return result
+
+
+# --------------------------------------------------------------------------
+# The benchmark
+# --------------------------------------------------------------------------
+
+
+def space_name(path: str) -> str:
+    return Path(path).name.split(".")[0]
+
+
+def evaluate_space(path: str, args: argparse.Namespace) -> dict[str, Any]:
+    space = load_space(path)
+    mode = space.check_mode(args.space)
+    meth = Methodology(space.scalars(mode), cutoff=args.cutoff, cutoff_start=args.cutoff_start)
+    seeds = [args.seed + r for r in range(args.repeats)]
+    print(f"{space_name(path)}: mode {mode}, size {space.size(mode)}, budget {meth.budget} "
+          f"(axis from {meth.k0}), optimum {meth.f_opt:.6g}", file=sys.stderr)
+    runs: dict[str, list[list[float]]] = {}
+    timing: dict[str, float] = {}
+
+    def timed(label: str, fn: Callable[[], Any]) -> None:
+        t0 = time.perf_counter()
+        try:
+            res = fn()
+        except Exception as exc:  # a missing technique or peer must not sink the whole table
+            print(f"  {label}: skipped ({type(exc).__name__}: {str(exc)[:300]})", file=sys.stderr)
+            return
+        timing[label] = time.perf_counter() - t0
+        if isinstance(res, dict):
+            runs.update(res)
+        else:
+            runs[label] = res
+
+    rseeds = [args.seed + r for r in range(max(args.repeats, args.random_repeats))]
+    timed("random search (check, %d repeats)" % len(rseeds),
+          lambda: [run_reference_random(space, mode, meth.budget, s) for s in rseeds])
+    for name in args.techniques:
+        timed(name, lambda name=name: [run_technique(name, space, mode, meth.budget, s) for s in seeds])
+    if "opentuner" in args.peers:
+        timed("opentuner", lambda: {f"OpenTuner 0.8.8 {k}": v for k, v in run_peer_batch(
+            "opentuner", "_bench_search_opentuner.py",
+            peer_input(space, mode, meth.budget, seeds, ["AUCBanditMetaTechniqueA"]), space, args.peer_timeout).items()})
+    if "kerneltuner" in args.peers:
+        timed("kerneltuner", lambda: {f"Kernel Tuner 1.5 {k}": v for k, v in run_peer_batch(
+            "kerneltuner", "_bench_search_kerneltuner.py",
+            peer_input(space, mode, meth.budget, seeds, args.kt_strategies), space, args.peer_timeout).items()})
+    table: dict[str, Any] = {}
+    for label, per_seed in runs.items():
+        traces = np.array([meth.trace(v) for v in per_seed])
+        sc = meth.scores(traces)
+        table[label] = {"score": float(sc.mean()), "sem": float(sc.std(ddof=1) / math.sqrt(len(sc))) if len(sc) > 1 else 0.0,
+                        "repeats": len(sc), "unique_evals": float(np.mean([min(len(v), meth.budget) for v in per_seed])),
+                        "final_best_over_opt": float(traces[:, -1].mean() / meth.f_opt) if meth.f_opt else None}
+        print(f"  {label:40s} score {table[label]['score']:+.3f} ± {table[label]['sem']:.3f}", file=sys.stderr)
+    return {"space": space_name(path), "mode": mode, "size": space.size(mode), "budget": meth.budget,
+            "k0": meth.k0, "optimum": meth.f_opt, "results": table, "seconds": timing}
+
+
+def markdown(report: dict[str, Any]) -> str:
+    spaces = [r["space"] for r in report["spaces"]]
+    labels: list[str] = []
+    for r in report["spaces"]:
+        labels += [lab for lab in r["results"] if lab not in labels]
+    lines = ["| tuner | " + " | ".join(spaces) + " | mean |", "|---" * (len(spaces) + 2) + "|"]
+    lines.insert(1, "| budget (unique evals) | " + " | ".join(str(r["budget"]) for r in report["spaces"]) + " | |")
+    lines[1], lines[2] = lines[2], lines[1]
+    for lab in labels:
+        cells = [r["results"].get(lab, {}).get("score") for r in report["spaces"]]
+        vals = [c for c in cells if c is not None]
+        mean = f"**{np.mean(vals):.3f}**" if len(vals) == len(cells) else "n/a"
+        lines.append(f"| {lab} | " + " | ".join("-" if c is None else f"{c:.3f}" for c in cells) + f" | {mean} |")
+    return "\n".join(lines) + "\n"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m scripts.bench_search", description=__doc__.split("\n\n")[0])
+    p.add_argument("spaces", nargs="*", default=DEFAULT_SPACES, help="recorded space files (default: shared/data/spaces)")
+    p.add_argument("--space", choices=("file", "grid"), default=None, help="space mode for every tuner (default: the file's)")
+    p.add_argument("--repeats", type=int, default=25)
+    p.add_argument("--random-repeats", type=int, default=1000,
+                   help="repeats of the reference random search (cheap; its score must be ~0)")
+    p.add_argument("--seed", type=int, default=1000, help="first seed; repeat r uses seed + r")
+    p.add_argument("--cutoff", type=float, default=0.95)
+    p.add_argument("--cutoff-start", type=float, default=0.01)
+    p.add_argument("--techniques", type=lambda s: [t for t in s.split(",") if t], default=["default", *BASE_TECHNIQUES])
+    p.add_argument("--peers", type=lambda s: [t for t in s.split(",") if t], default=["opentuner", "kerneltuner"])
+    p.add_argument("--kt-strategies", type=lambda s: s.split(","), default=list(KT_STRATEGIES))
+    p.add_argument("--peer-timeout", type=float, default=1800.0)
+    p.add_argument("--json-out", default=None)
+    p.add_argument("--markdown", default=None, help="write the score table here")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    t0 = time.perf_counter()
+    report = {"command": "python -m scripts.bench_search " + " ".join(sys.argv[1:] if argv is None else argv),
+              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "repeats": args.repeats,
+              "cutoff": args.cutoff, "cutoff_start": args.cutoff_start,
+              "spaces": [evaluate_space(p, args) for p in args.spaces]}
+    report["wall_seconds"] = time.perf_counter() - t0
+    table = markdown(report)
+    print(table)
+    if args.markdown:
+        Path(args.markdown).write_text(table)
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
