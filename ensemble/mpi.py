@@ -181,6 +181,18 @@ def share_run(comm: Any, create: Callable[[], T]) -> T:
     return value
 
 
+def polite_barrier(comm: Any, poll: float = 0.005) -> None:
+    """A barrier that sleeps while it waits.
+
+    MPICH's blocking collectives spin on the CPU; with more ranks than cores
+    (``mpirun -n 8`` on a 2-core box, or ranks waiting while rank 0 sets up)
+    the spinning ranks would steal the cores the working ranks need.
+    """
+    req = comm.Ibarrier()
+    while not req.Test():
+        time.sleep(poll)
+
+
 class MPIRing:
     """Non-blocking point-to-point mailbox for island migration over MPI.
 
@@ -227,9 +239,9 @@ class MPIRing:
             self._pending = [r for r in self._pending if not r.Test()]
             if self._pending:
                 time.sleep(0.01)
-        self.comm.Barrier()
+        polite_barrier(self.comm)
         late = self.poll(self.rank)
-        self.comm.Barrier()
+        polite_barrier(self.comm)
         for r in self._pending:  # pragma: no cover - only when a peer is gone
             try:
                 r.Cancel()
@@ -237,3 +249,180 @@ class MPIRing:
                 _log.debug("could not cancel a migration send")
         self._pending = []
         return late
+
+
+# -- running an app under mpirun ------------------------------------------------
+
+def search_mode(env: Mapping[str, str] | None = None) -> str:
+    """``"central"`` (default) or ``"per-rank"``, from ``ENSEMBLE_MPI_SEARCH``.
+
+    central: rank 0 runs the one search driver and every rank (rank 0 too)
+    measures requests it claims from the database.  per-rank: every rank runs
+    its own search driver (technique seeded with seed + rank) and measures its
+    own requests while seeing everybody's results; it is kept for comparison
+    (docs/MPI.md) because two ranks may then request the same configuration
+    while neither has finished it.
+    """
+    env = os.environ if env is None else env
+    mode = env.get("ENSEMBLE_MPI_SEARCH", "central").strip().lower() or "central"
+    if mode not in ("central", "per-rank"):
+        raise EnsembleError(f"ENSEMBLE_MPI_SEARCH={mode!r}: use 'central' or 'per-rank'")
+    return mode
+
+
+def _open_shared_run(storage: Any, settings: Any, app_ref: str, space: Any, objective: Any,
+                     app_argv: list[str], seeds: list[dict[str, Any]], heartbeat_timeout: float,
+                     ) -> dict[str, Any]:
+    """Rank 0: create or resume the run; reclaim the old job's in-flight requests."""
+    from ensemble.driver.local import open_run
+
+    run_id, name, resumed = open_run(storage, settings, app_ref=app_ref, space=space,
+                                     objective=objective, app_argv=app_argv)
+    reclaimed = 0
+    if resumed:
+        # A new mpirun means the old job is gone: its RUNNING requests go back
+        # to WAITING now instead of after the heartbeat timeout.
+        reclaimed = storage.requeue_stale(run_id, 0.0)
+        _log.info("resuming run %r: %d in-flight request(s) reclaimed", name, reclaimed)
+    storage.put_state(run_id, "search", {"done": False})
+    return {"run_id": run_id, "name": name, "resumed": resumed, "reclaimed": reclaimed}
+
+
+def _serve_until_done(drv: Any, storage: Any, run_id: int, stop: Any = None) -> None:
+    """Measure until the search says done; never picks up work after that."""
+    pause = 0.002
+    while stop is None or not stop.is_set():
+        state = storage.get_state(run_id, "search")
+        if state and state.get("done"):
+            return
+        if drv.work_one():
+            pause = 0.002
+            continue
+        time.sleep(pause)
+        pause = min(0.05, pause * 2)
+
+
+def _user_value(objective: Any, storage: Any, run_id: int, config_hash: str, scalar: float) -> float:
+    """The objective's user-facing value of a trial (e.g. a positive throughput)."""
+    try:
+        from ensemble.result import Result
+
+        row = storage.result_for_hash(run_id, config_hash)
+        metrics = dict(row.metrics or {}) if row is not None else {}
+        return float(objective.value(Result(time=metrics.get("time"), metrics=metrics)))
+    except Exception:  # noqa: BLE001 - fall back to the ranking scalar
+        return scalar
+
+
+def run_app(app: Any, settings: Any, *, app_ref: str | None = None, app_argv: list[str] | None = None,
+            technique: Any = None, heartbeat_timeout: float = 30.0, info: MPIInfo | None = None,
+            mode: str | None = None) -> Any:
+    """Tune ``app`` with every MPI rank measuring; returns the TuneResult on every rank.
+
+    Same signature and result as ``ensemble.driver.local.run_app``;
+    ``result.extra`` carries ``rank``, ``size``, ``mode`` and ``reclaimed``, so
+    callers print and write reports on rank 0 only.
+    """
+    import threading
+
+    import numpy as np
+
+    from ensemble.app import app_reference
+    from ensemble.driver.local import TuneResult, make_technique
+    from ensemble.driver.measure import MeasurementDriver
+    from ensemble.driver.search import SearchDriver
+    from ensemble.storage import Storage
+
+    comm = comm_world()
+    info = info or detect() or MPIInfo(comm.Get_rank(), comm.Get_size(), comm.Get_rank(),
+                                       comm.Get_size(), socket.gethostname())
+    mode = mode or search_mode()
+    rank, size = info.rank, info.size
+    app_ref = app_ref or app_reference(type(app))
+    space = app.space()
+    space.sample(np.random.default_rng(settings.seed), 1)   # InfeasibleSpaceError before any write
+    objective = app.objective()
+    seeds = [dict(c) for c in (app.seed_configurations() or [])]
+    for c in seeds:
+        space.check(c)
+    storage = Storage(settings.database)
+    ident = share_run(comm, lambda: _open_shared_run(
+        storage, settings, app_ref, space, objective, list(app_argv or []), seeds, heartbeat_timeout))
+    run_id = int(ident["run_id"])
+    worker = worker_name(info)
+    hb = max(0.5, heartbeat_timeout / 4)
+    measure = MeasurementDriver(storage, run_id, app, objective, worker=worker, heartbeat_interval=hb)
+    search: Any = None
+    searching = rank == 0 or mode == "per-rank"
+    if searching:
+        tech_settings = settings
+        if mode == "per-rank" and settings.seed is not None:
+            tech_settings = settings.replace(seed=settings.seed + rank)
+        if technique is None:
+            technique = make_technique(tech_settings, space)
+        else:
+            technique.bind(space, budget=settings.test_limit, rng=np.random.default_rng(tech_settings.seed))
+        workers = size if mode == "central" else 1
+        search = SearchDriver(storage, run_id, space, technique, settings, workers=workers,
+                              trial_limit=settings.trial_limit)
+        search.stale_after = heartbeat_timeout
+        if ident["resumed"]:
+            search.restore()
+        elif seeds and rank == 0:
+            search.add_seeds(seeds)
+    try:
+        if search is None:
+            _serve_until_done(measure, storage, run_id)
+        elif mode == "central":
+            stop = threading.Event()
+            th = threading.Thread(target=_serve_until_done, args=(measure, storage, run_id, stop),
+                                  name="ensemble-mpi-rank0-worker", daemon=True)
+            th.start()
+            try:
+                while True:
+                    search.step()
+                    if search.done:
+                        break
+                    time.sleep(0.002)
+            finally:
+                search.finish()
+                stop.set()
+                th.join()
+        else:
+            while True:
+                search.step()
+                if search.done:
+                    break
+                if not measure.work_one():
+                    time.sleep(0.002)
+    finally:
+        polite_barrier(comm)   # every rank has committed its last result
+    summary: dict[str, Any] | None = None
+    if rank == 0:
+        assert search is not None
+        if mode == "per-rank":
+            search.finish()
+        search.collect()
+        st, best = search.status, search.best()
+        summary = {
+            "best_config": best.config if best else None,
+            "best_value": _user_value(objective, storage, run_id, best.config_hash, best.value)
+            if best else None,
+            "evaluations": st.unique, "trials": st.trials, "failures": st.failures,
+            "duplicates": st.duplicates, "best_technique": best.technique if best else None,
+            "stop_reason": st.stop_reason,
+        }
+        if settings.report_dir:
+            from ensemble.report import write_report
+
+            write_report(storage, run_id, settings.report_dir, objective=objective)
+    summary = json.loads(comm.bcast(json.dumps(summary), root=0))
+    assert summary is not None
+    storage.close()
+    return TuneResult(
+        run_name=str(ident["name"]), database=settings.database,
+        report_dir=settings.report_dir if rank == 0 else None,
+        extra={"rank": rank, "size": size, "mode": mode, "reclaimed": ident["reclaimed"],
+               "measured_here": measure.measured},
+        **summary,
+    )

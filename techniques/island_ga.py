@@ -158,10 +158,11 @@ class IslandModel:
 class IslandGA(BaseTechnique):
     """Island GA: several islands locally, or one per MPI rank (``transport="mpi"``).
 
-    Options: ``islands`` (local island count, default 4), ``population`` per
+    Options: ``islands`` (local island count; default one per MPI rank, or 4
+    without MPI), ``population`` per
     island, ``migration_interval`` k (generations), ``migrants`` (best
     individuals sent to each neighbour), ``transport`` ("local", "mpi" or
-    "auto": MPI when the per-rank search mode runs under mpirun), and
+    "auto": the MPI ring when each rank searches, ``ENSEMBLE_MPI_SEARCH=per-rank``), and
     ``island_seeds`` ({island: [config, ...]}) to start islands from given points.
     """
 
@@ -172,7 +173,7 @@ class IslandGA(BaseTechnique):
         self,
         *,
         seed: int | None = None,
-        islands: int = 4,
+        islands: int | None = None,
         population: int = 16,
         migration_interval: int = 3,
         migrants: int = 2,
@@ -184,7 +185,9 @@ class IslandGA(BaseTechnique):
             from ensemble.errors import TechniqueError
 
             raise TechniqueError(f"transport={transport!r}: use 'local', 'mpi' or 'auto'")
-        self.n_local = islands
+        # Default: one island per MPI rank (run here when rank 0 searches for all), else 4.
+        size = _mpi_size()
+        self.n_local = islands if islands is not None else (size if size > 1 else 4)
         self.population = population
         self.migration_interval = migration_interval
         self.migrants = migrants
@@ -272,11 +275,16 @@ class IslandGA(BaseTechnique):
         return state
 
 
-def _per_rank_mpi() -> bool:
-    """True when this process is one rank of a per-rank search under mpirun."""
-    import os
-
+def _mpi_size() -> int:
+    """Ranks in this MPI job (1 without MPI)."""
     from ensemble import mpi
 
     info = mpi.detect()
-    return info is not None and info.size > 1 and os.environ.get("ENSEMBLE_MPI_SEARCH", "per-rank") == "per-rank"
+    return info.size if info is not None else 1
+
+
+def _per_rank_mpi() -> bool:
+    """True when this process is one rank of a per-rank search under mpirun."""
+    from ensemble import mpi
+
+    return _mpi_size() > 1 and mpi.search_mode() == "per-rank"

@@ -1,0 +1,141 @@
+"""A tuning run under ``mpirun -n 3``: one database, every rank measures, nothing measured twice.
+
+The tests launch this file under mpirun (found next to sys.executable); the
+``__main__`` block is the MPI program.  It tunes a small app whose trials
+sleep a little, so every rank gets work.  With ``--kill-rank R --kill-after K``
+rank R SIGKILLs itself after K trials: the launcher then takes the whole job
+down, which leaves requests RUNNING in the database, as a crashed job would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+MPIRUN = Path(sys.executable).parent / "mpirun"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _need_mpi() -> None:
+    pytest.importorskip("mpi4py")
+    pytest.importorskip("ensemble.driver")
+    if not MPIRUN.exists():
+        pytest.skip(f"no mpirun next to {sys.executable}; pip install 'ensemble-tuner[mpi]'")
+
+
+def _launch(db: Path, out: Path, *extra: str, n: int = 3) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run(
+        [str(MPIRUN), "-n", str(n), sys.executable, __file__, str(db), str(out), *extra],
+        check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240,
+    )
+
+
+def _rows(db: Path, sql: str) -> list[tuple]:
+    con = sqlite3.connect(str(db))
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def _measured_per_config(db: Path) -> list[tuple]:
+    return _rows(db, "SELECT q.configuration_id, COUNT(*) FROM results r JOIN requests q ON q.id = r.request_id "
+                     "WHERE q.duplicate = 0 GROUP BY q.configuration_id")
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_three_ranks_share_one_run(tmp_path: Path) -> None:
+    _need_mpi()
+    db, out = tmp_path / "mpi.db", tmp_path / "out.json"
+    proc = _launch(db, out, "--limit", "45")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    res = json.loads(out.read_text())
+    assert [r["rank"] for r in res] == [0, 1, 2]
+    assert len({r["run_name"] for r in res}) == 1                  # every rank saw the same run
+    workers = {w for (w,) in _rows(db, "SELECT DISTINCT worker FROM requests WHERE state = 'OK' AND duplicate = 0")}
+    assert {w.rsplit(":", 1)[-1] for w in workers} == {"rank0", "rank1", "rank2"}
+    assert all(n == 1 for _, n in _measured_per_config(db))          # each configuration measured once
+    best_db = _rows(db, "SELECT MIN(value) FROM results WHERE state = 'OK'")[0][0]
+    assert res[0]["best_value"] == pytest.approx(best_db)
+    assert all(r["best_value"] == res[0]["best_value"] for r in res)  # broadcast to every rank
+    unique = _rows(db, "SELECT COUNT(*) FROM requests WHERE duplicate = 0 AND state = 'OK'")[0][0]
+    assert unique >= 45 and res[0]["evaluations"] >= 45
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_killed_rank_loses_nothing_and_resume_reclaims(tmp_path: Path) -> None:
+    _need_mpi()
+    db, out = tmp_path / "mpi.db", tmp_path / "out.json"
+    proc = _launch(db, out, "--limit", "60", "--kill-rank", "2", "--kill-after", "4")
+    assert proc.returncode != 0                                      # the job died
+    committed = _rows(db, "SELECT id, request_id, value FROM results ORDER BY id")
+    running = _rows(db, "SELECT id FROM requests WHERE state = 'RUNNING'")
+    assert committed and running, "the crash should leave results and in-flight requests"
+    proc = _launch(db, out, "--limit", "60", "--resume")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    res = json.loads(out.read_text())
+    assert res[0]["reclaimed"] >= len(running)
+    after = {rid: (req, v) for rid, req, v in _rows(db, "SELECT id, request_id, value FROM results")}
+    assert all(after[rid] == (req, v) for rid, req, v in committed)   # nothing committed was lost
+    states = dict(_rows(db, "SELECT id, state FROM requests"))
+    assert all(states[rid] not in ("RUNNING", "WAITING") for (rid,) in running)  # reclaimed and measured
+    assert all(n == 1 for _, n in _measured_per_config(db))
+
+
+def _main(argv: list[str]) -> None:
+    import argparse
+
+    from ensemble import Integer, SearchSpace, TunerApp
+    from ensemble.mpi import comm_world, detect, run_app
+    from ensemble.settings import RunSettings
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("db")
+    ap.add_argument("out")
+    ap.add_argument("--limit", type=int, default=45)
+    ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--kill-rank", type=int, default=-1)
+    ap.add_argument("--kill-after", type=int, default=0)
+    ap.add_argument("--sleep", type=float, default=0.02)
+    ns = ap.parse_args(argv)
+    info = detect()
+    rank = info.rank if info else 0
+
+    class Bowl(TunerApp):
+        measured = 0
+
+        def space(self) -> SearchSpace:
+            return SearchSpace().add(Integer("x", 0, 15), Integer("y", 0, 15))
+
+        def run(self, config: dict, limit: float | None) -> float:
+            Bowl.measured += 1
+            if rank == ns.kill_rank and Bowl.measured > ns.kill_after:
+                os.kill(os.getpid(), signal.SIGKILL)
+            time.sleep(ns.sleep)
+            return float((config["x"] - 11) ** 2 + (config["y"] - 4) ** 2 + 1)
+
+    settings = RunSettings(technique="IslandGA", database=f"sqlite:///{ns.db}", run_name="mpi-test",
+                           test_limit=ns.limit, seed=5, resume=ns.resume, quiet=True)
+    result = run_app(Bowl(), settings, app_ref="tests.ensemble.test_mpi_run:Bowl")
+    mine = {"rank": rank, "run_name": result.run_name, "best_value": result.best_value,
+            "evaluations": result.evaluations, "reclaimed": result.extra["reclaimed"],
+            "measured_here": result.extra["measured_here"]}
+    everything = comm_world().gather(mine, root=0)
+    if rank == 0:
+        Path(ns.out).write_text(json.dumps(everything))
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])
