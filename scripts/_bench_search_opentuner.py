@@ -73,9 +73,16 @@ def main():
     spec = json.load(open(sys.argv[1]))
     table = {tuple(k): v for k, v, _cost in spec["table"]}
     runs, errors = {}, {}
+    jobs = max(1, int(spec.get("jobs", 1)))
     for technique in spec["strategies"]:
         try:
-            runs[technique] = [run_one(spec, table, technique, s) for s in spec["seeds"]]
+            if jobs > 1:  # seeds are independent runs: spread them over processes
+                import multiprocessing
+
+                with multiprocessing.get_context("fork").Pool(jobs) as pool:
+                    runs[technique] = pool.starmap(run_one, [(spec, table, technique, s) for s in spec["seeds"]])
+            else:
+                runs[technique] = [run_one(spec, table, technique, s) for s in spec["seeds"]]
         except Exception as exc:  # report, let the benchmark go on
             errors[technique] = f"{type(exc).__name__}: {exc}"
     json.dump({"runs": runs, "errors": errors}, sys.stdout)

@@ -270,19 +270,29 @@ def evaluate_space(path: str, args: argparse.Namespace) -> dict[str, Any]:
         else:
             runs[label] = res
 
+    # peers run as subprocesses in background threads while our techniques run here
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=2)
+    futures = {}
+    if "opentuner" in args.peers:
+        payload = peer_input(space, mode, meth.budget, seeds, ["AUCBanditMetaTechniqueA"])
+        payload["jobs"] = args.peer_jobs
+        futures["OpenTuner 0.8.8"] = (pool.submit(run_peer_batch, "opentuner", "_bench_search_opentuner.py",
+                                                  payload, space, args.peer_timeout), time.perf_counter())
+    if "kerneltuner" in args.peers:
+        payload = peer_input(space, mode, meth.budget, seeds, args.kt_strategies)
+        futures["Kernel Tuner 1.5"] = (pool.submit(run_peer_batch, "kerneltuner", "_bench_search_kerneltuner.py",
+                                                   payload, space, args.peer_timeout), time.perf_counter())
     rseeds = [args.seed + r for r in range(max(args.repeats, args.random_repeats))]
     timed("random search (check, %d repeats)" % len(rseeds),
           lambda: [run_reference_random(space, mode, meth.budget, s) for s in rseeds])
     for name in args.techniques:
         timed(name, lambda name=name: [run_technique(name, space, mode, meth.budget, s) for s in seeds])
-    if "opentuner" in args.peers:
-        timed("opentuner", lambda: {f"OpenTuner 0.8.8 {k}": v for k, v in run_peer_batch(
-            "opentuner", "_bench_search_opentuner.py",
-            peer_input(space, mode, meth.budget, seeds, ["AUCBanditMetaTechniqueA"]), space, args.peer_timeout).items()})
-    if "kerneltuner" in args.peers:
-        timed("kerneltuner", lambda: {f"Kernel Tuner 1.5 {k}": v for k, v in run_peer_batch(
-            "kerneltuner", "_bench_search_kerneltuner.py",
-            peer_input(space, mode, meth.budget, seeds, args.kt_strategies), space, args.peer_timeout).items()})
+    for prefix, (fut, started) in futures.items():
+        timed(prefix, lambda fut=fut, prefix=prefix: {f"{prefix} {k}": v for k, v in fut.result().items()})
+        timing[prefix] = time.perf_counter() - started  # wall time since launch (ran concurrently)
+    pool.shutdown()
     table: dict[str, Any] = {}
     for label, per_seed in runs.items():
         traces = np.array([meth.trace(v) for v in per_seed])
@@ -324,6 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--techniques", type=lambda s: [t for t in s.split(",") if t], default=["default", *BASE_TECHNIQUES])
     p.add_argument("--peers", type=lambda s: [t for t in s.split(",") if t], default=["opentuner", "kerneltuner"])
     p.add_argument("--kt-strategies", type=lambda s: s.split(","), default=list(KT_STRATEGIES))
+    p.add_argument("--peer-jobs", type=int, default=2, help="processes for OpenTuner's independent seeds")
     p.add_argument("--peer-timeout", type=float, default=1800.0)
     p.add_argument("--json-out", default=None)
     p.add_argument("--markdown", default=None, help="write the score table here")
@@ -336,7 +347,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = {"command": "python -m scripts.bench_search " + " ".join(sys.argv[1:] if argv is None else argv),
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "repeats": args.repeats,
               "cutoff": args.cutoff, "cutoff_start": args.cutoff_start,
-              "spaces": [evaluate_space(p, args) for p in args.spaces]}
+              "spaces": []}
+    for path in args.spaces:
+        report["spaces"].append(evaluate_space(path, args))
+        if args.json_out:  # keep partial results of a long run
+            Path(args.json_out).write_text(json.dumps(report, indent=1))
     report["wall_seconds"] = time.perf_counter() - t0
     table = markdown(report)
     print(table)
