@@ -111,3 +111,13 @@ class Scripted(Technique):
 
 def db_url(tmp_path: Any, name: str = "t.db") -> str:
     return f"sqlite:///{tmp_path / name}"
+
+
+class SlowQuadApp(BigQuadApp):
+    """BigQuadApp taking ~5 ms per trial, so a test can kill it mid-run."""
+
+    def run(self, config: dict[str, Any], limit: float | None) -> Any:
+        import time
+
+        time.sleep(0.005)
+        return super().run(config, limit)
