@@ -1,0 +1,112 @@
+"""``StencilApp``: tune a generated stencil kernel on OpenCL or CUDA.
+
+Why one app for both generators: the command line, the data, the reference
+check and the reported metrics (GB/s of compulsory traffic) are the same;
+only the space and the kernel generator differ.  The device backend is made
+lazily, once per measuring thread (a CUDA context and an OpenCL queue belong
+to the thread that uses them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+from typing import Any
+
+from apps.stencil.cstuner import CSTUNER_STENCILS, cstuner_stencil
+from apps.stencil.cuda_gen import cuda_baseline
+from apps.stencil.opencl_gen import opencl_baseline
+from apps.stencil.patterns import PATTERNS, synthetic
+from apps.stencil.space import cuda_space, opencl_space
+from apps.stencil.spec import Stencil
+from ensemble.app import TunerApp
+from ensemble.errors import ConfigurationError
+from ensemble.result import Result
+
+__all__ = ["StencilApp", "make_stencil_from_args"]
+
+
+def make_stencil_from_args(args: argparse.Namespace) -> Stencil:
+    """The stencil the flags describe: ``--stencil NAME`` or ``--pattern/--dims/--radius``."""
+    size = getattr(args, "size", None)
+    if getattr(args, "stencil", None):
+        st = cstuner_stencil(args.stencil, size)
+        if getattr(args, "dtype", None) == "float32":
+            raise ConfigurationError("--dtype float32: the csTuner stencils are double precision; drop --dtype")
+        return st
+    return synthetic(getattr(args, "pattern", None) or "star", getattr(args, "dims", None) or 3,
+                     getattr(args, "radius", None) if getattr(args, "radius", None) is not None else 1,
+                     size=size or 256, dtype=getattr(args, "dtype", None) or "float32",
+                     seed=getattr(args, "weights_seed", None) or 0)
+
+
+class StencilApp(TunerApp):
+    """Tune one stencil: Garvey's OpenCL space or csTuner's CUDA space."""
+
+    def __init__(self, args: argparse.Namespace | None = None, **overrides: Any) -> None:
+        super().__init__(args)
+        for k, v in overrides.items():
+            setattr(self.args, k, v)
+        self.backend_name = getattr(self.args, "backend", None) or ("cuda" if getattr(self.args, "stencil", None)
+                                                                    else "opencl")
+        if self.backend_name not in ("opencl", "cuda"):
+            raise ConfigurationError(f"--backend {self.backend_name!r}: use opencl or cuda")
+        self.stencil = make_stencil_from_args(self.args)
+        self._local = threading.local()
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        g = parser.add_argument_group("stencil")
+        g.add_argument("--stencil", choices=CSTUNER_STENCILS, help="one of csTuner's eight stencils (CUDA default)")
+        g.add_argument("--pattern", choices=PATTERNS + ("dense",), help="synthetic pattern family (OpenCL default)")
+        g.add_argument("--dims", type=int, choices=(1, 2, 3), help="pattern dimensionality (default 3)")
+        g.add_argument("--radius", type=int, help="pattern radius 0..5 (default 1)")
+        g.add_argument("--size", type=int, help="cube edge of the grid (default 256 synthetic, paper size csTuner)")
+        g.add_argument("--dtype", choices=("float32", "float64"), help="synthetic stencils' type (default float32)")
+        g.add_argument("--weights-seed", type=int, help="seed of the synthetic weights (default 0)")
+        g.add_argument("--backend", choices=("opencl", "cuda"), help="kernel generator and device API")
+        g.add_argument("--platform", help="OpenCL platform name part or index")
+        g.add_argument("--device", help="OpenCL device name part or index; CUDA device index")
+        g.add_argument("--repeats", type=int, default=5, help="timed launches per configuration")
+        g.add_argument("--warmup", type=int, default=1, help="untimed launches first")
+        g.add_argument("--discard-first", type=int, default=0,
+                       help="drop the first timed runs (papers: --repeats 4 --discard-first 1 --statistic mean)")
+        g.add_argument("--statistic", choices=("median", "mean", "min"), default="median")
+        g.add_argument("--verify-sample", type=int, default=None,
+                       help="check this many random points instead of the whole output")
+
+    # -- tuner API -----------------------------------------------------------------
+    def space(self) -> Any:
+        return cuda_space(self.stencil) if self.backend_name == "cuda" else opencl_space(self.stencil)
+
+    def seed_configurations(self) -> list[dict[str, Any]]:
+        base = cuda_baseline() if self.backend_name == "cuda" else opencl_baseline()
+        return [base] if self.space().is_valid(base) else []
+
+    def runner(self) -> Any:
+        r = getattr(self._local, "runner", None)
+        if r is None:
+            a = self.args
+            kw = dict(warmup=getattr(a, "warmup", 1), repeats=getattr(a, "repeats", 5),
+                      discard_first=getattr(a, "discard_first", 0), statistic=getattr(a, "statistic", "median"),
+                      sample=getattr(a, "verify_sample", None))
+            if self.backend_name == "cuda":
+                from apps.stencil.runner import CudaStencilRunner
+                from measurement.cuda import CudaBackend
+
+                dev = getattr(a, "device", None)
+                r = CudaStencilRunner(self.stencil, CudaBackend(int(dev) if dev is not None else 0), **kw)
+            else:
+                from apps.stencil.runner import OpenCLStencilRunner
+                from measurement.opencl import OpenCLBackend
+
+                r = OpenCLStencilRunner(self.stencil, OpenCLBackend(getattr(a, "platform", None),
+                                                                    getattr(a, "device", None)), **kw)
+            self._local.runner = r
+        return r
+
+    def run(self, config: dict[str, Any], limit: float | None) -> Result:
+        res = self.runner()(config)
+        if res.time:
+            res.metrics["gbs"] = self.stencil.compulsory_bytes() / res.time / 1e9
+        return res

@@ -1,0 +1,469 @@
+"""CUDA kernels with csTuner's optimisation set, generated from a ``Stencil``.
+
+Why generated: csTuner (Sun et al., CLUSTER 2021, Sec. III and Table II)
+tunes one stencil over a space of code transformations; each point of that
+space is a different kernel.  The knobs here, with csTuner's constraints:
+
+* ``bx, by, bz``: thread-block dims (powers of two, 32 <= product <= 1024);
+* ``sd``: streaming dimension (``none`` or ``z``: each thread marches along z
+  keeping a register queue of planes, 2.5-D blocking), ``sb`` concurrent
+  streaming blocks along z (each handles nz/sb planes), ``uf`` unrolling of
+  the streaming loop;
+* ``bmx, bmy, bmz`` block merging (a thread computes consecutive points) and
+  ``cmx, cmy, cmz`` cyclic merging (points a block-width apart);
+* ``smem``: stage the new plane of every array read at in-plane neighbours in
+  shared memory (streaming only);
+* ``cmem``: coefficients in ``__constant__`` memory instead of global;
+* ``prefetch``: load the next plane before computing the current one;
+* ``retime``: for stencils that are sums of single-plane terms (the
+  high-order star stencils), scatter each loaded plane's contribution to the
+  2r+1 outputs that need it (retiming, Rawat et al., PPoPP 2018), which keeps
+  partial sums instead of a (2r+1)-deep queue of every column.
+
+Arrays are padded (see ``apps.stencil.spec``), so no thread needs a bounds
+check: the legality rules make every tile divide the grid exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from apps.stencil.expr import Access, Bin, Coef, Const, Expr, Line, Neg, render
+from apps.stencil.spec import Stencil
+
+__all__ = ["CUDA_PARAMS", "cuda_baseline", "cuda_is_legal", "cuda_why_illegal", "generate_cuda", "CudaKernelSpec",
+           "cuda_retimable"]
+
+KERNEL_NAME = "stencil_kernel"
+SMEM_LIMIT = 48 * 1024
+
+# name -> legal values (powers of two where the paper uses them)
+CUDA_PARAMS: dict[str, list[Any]] = {
+    "bx": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
+    "by": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
+    "bz": [1, 2, 4, 8, 16, 32, 64],
+    "sd": ["none", "z"],
+    "sb": [1, 2, 4, 8, 16, 32, 64],
+    "uf": [1, 2, 4, 8],
+    "bmx": [1, 2, 4], "bmy": [1, 2, 4], "bmz": [1, 2, 4],
+    "cmx": [1, 2, 4], "cmy": [1, 2, 4], "cmz": [1, 2, 4],
+    "smem": [False, True],
+    "cmem": [False, True],
+    "prefetch": [False, True],
+    "retime": [False, True],
+}
+
+
+def cuda_baseline() -> dict[str, Any]:
+    """The untuned reference point: one point per thread, 32x4x1 blocks, global memory."""
+    return {"bx": 32, "by": 4, "bz": 1, "sd": "none", "sb": 1, "uf": 1, "bmx": 1, "bmy": 1, "bmz": 1,
+            "cmx": 1, "cmy": 1, "cmz": 1, "smem": False, "cmem": False, "prefetch": False, "retime": False}
+
+
+def cuda_retimable(st: Stencil) -> bool:
+    """True when every output is a sum of terms that each read a single z-plane."""
+    for _, e in st.outputs:
+        for t in _terms(e):
+            planes = {a.dz for a in _accs(t)} | {ln.d for ln in _lines(t) if ln.axis == 0}
+            if len(planes) > 1:
+                return False
+    return True
+
+
+def _staged_arrays(st: Stencil) -> list[str]:
+    return sorted({a.array for a in st.all_accesses() if a.dx or a.dy})
+
+
+def _smem_bytes(st: Stencil, c: Mapping[str, Any]) -> int:
+    tw = c["bx"] * c["bmx"] * c["cmx"] + 2 * st.halo[2]
+    th = c["by"] * c["bmy"] * c["cmy"] + 2 * st.halo[1]
+    return len(_staged_arrays(st)) * tw * th * st.itemsize
+
+
+def cuda_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
+    """The first rule ``c`` breaks for stencil ``st``, or None when legal."""
+    for k, vals in CUDA_PARAMS.items():
+        if c.get(k) not in vals:
+            return f"{k}={c.get(k)!r} not in {vals}"
+    nz, ny, nx = st.shape
+    threads = c["bx"] * c["by"] * c["bz"]
+    if not 32 <= threads <= 1024:
+        return f"bx*by*bz={threads} must be within [32, 1024]"
+    if c["bmx"] * c["bmy"] * c["bmz"] * c["cmx"] * c["cmy"] * c["cmz"] > 8:
+        return "merging factors multiply to more than 8 points per thread"
+    if nx % (c["bx"] * c["bmx"] * c["cmx"]) or ny % (c["by"] * c["bmy"] * c["cmy"]):
+        return "block tile does not divide the grid in x or y"
+    if c["sd"] == "none":
+        if c["sb"] != 1 or c["uf"] != 1 or c["smem"] or c["prefetch"] or c["retime"]:
+            return "sb, uf, smem, prefetch and retime need streaming (sd='z')"
+        if nz % (c["bz"] * c["bmz"] * c["cmz"]):
+            return "block tile does not divide the grid in z"
+    else:
+        if c["bz"] != 1 or c["bmz"] != 1 or c["cmz"] != 1:
+            return "streaming along z needs bz = bmz = cmz = 1"
+        if nz % c["sb"] or (nz // c["sb"]) % c["uf"]:
+            return "nz must split into sb chunks whose length uf divides"
+        if c["smem"] and _smem_bytes(st, c) > SMEM_LIMIT:
+            return f"shared-memory tiles need {_smem_bytes(st, c)} bytes > {SMEM_LIMIT}"
+        if c["retime"] and (c["smem"] or c["prefetch"] or not cuda_retimable(st)):
+            return "retime applies to retimable stencils without smem or prefetch"
+    return None
+
+
+def cuda_is_legal(st: Stencil, c: Mapping[str, Any]) -> bool:
+    return cuda_why_illegal(st, c) is None
+
+
+@dataclass(frozen=True)
+class CudaKernelSpec:
+    """Everything a backend needs to launch one generated kernel."""
+
+    source: str
+    name: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    args: tuple[str, ...]        # array names in kernel-argument order (inputs, lines, outputs, "coefg")
+    outputs: tuple[str, ...]
+    constants: dict              # __constant__ symbol -> values
+
+
+# ---------------------------------------------------------------------------
+def _terms(e: Expr) -> list[Expr]:
+    """Additive terms of ``e`` (through + and -; a - keeps its sign via Neg)."""
+    if isinstance(e, Bin) and e.op in "+-":
+        right = _terms(e.b)
+        if e.op == "-":
+            right = [Neg(t) for t in right]
+        return _terms(e.a) + right
+    if isinstance(e, Neg):
+        return [Neg(t) for t in _terms(e.a)]
+    if isinstance(e, Bin) and e.op == "*":
+        # distribute a factor that reads no array (a coefficient, a literal) over a sum
+        if not _reads(e.a):
+            return [Bin("*", e.a, t) for t in _terms(e.b)]
+        if not _reads(e.b):
+            return [Bin("*", t, e.b) for t in _terms(e.a)]
+    return [e]
+
+
+def _reads(e: Expr) -> bool:
+    return bool(set(_accs(e)) or set(_lines(e)))
+
+
+def _accs(e: Expr) -> Iterator[Access]:
+    from apps.stencil.expr import accesses
+
+    return iter(accesses(e))
+
+
+def _lines(e: Expr) -> Iterator[Line]:
+    from apps.stencil.expr import lines
+
+    return iter(lines(e))
+
+
+def _lit(v: float) -> str:
+    return repr(float(v))
+
+
+def generate_cuda(st: Stencil, c: Mapping[str, Any]) -> CudaKernelSpec:
+    """Source and launch geometry of configuration ``c``; raises ValueError when illegal."""
+    why = cuda_why_illegal(st, c)
+    if why:
+        raise ValueError(f"illegal CUDA configuration for {st.name}: {why}")
+    T = st.ctype
+    nz, ny, nx = st.shape
+    hz, hy, hx = st.halo
+    pz, py, px = st.padded_shape
+    PX, PZ = px, py * px
+    if pz * py * px >= 2**31:
+        raise ValueError(f"grid {st.shape} too large for 32-bit indexing; use a smaller size")
+    bx, by, bz = c["bx"], c["by"], c["bz"]
+    tile_x = bx * c["bmx"] * c["cmx"]
+    tile_y = by * c["bmy"] * c["cmy"]
+    stream = c["sd"] == "z"
+    # merged points of one thread: (oz, oy, ox) offsets from its origin
+    pts = [(cz * bz * c["bmz"] + mz, cy * by * c["bmy"] + my, cx * bx * c["bmx"] + mx)
+           for cz in range(c["cmz"]) for mz in range(c["bmz"])
+           for cy in range(c["cmy"]) for my in range(c["bmy"])
+           for cx in range(c["cmx"]) for mx in range(c["bmx"])]
+
+    coef_name = "c_coef" if c["cmem"] else "coefg"
+    ncoef = max(1, len(st.coefs))
+
+    def coef_leaf(e: Coef) -> str:
+        return f"c_coef[{e.index}]" if c["cmem"] else f"__ldg(&coefg[{e.index}])"
+
+    params = [f"const {T} * __restrict__ {a}" for a in st.inputs]
+    params += [f"const {T} * __restrict__ {a}" for a, _ in st.line_arrays]
+    params += [f"{T} * __restrict__ {o}" for o, _ in st.outputs]
+    params += [f"const {T} * __restrict__ coefg"]
+    L: list[str] = []
+    L.append(f"// generated for {st.name}: {dict(c)}")
+    if c["cmem"]:
+        L.append(f"__constant__ {T} c_coef[{ncoef}];")
+    L.append(f'extern "C" __global__ void __launch_bounds__({bx * by * bz})')
+    L.append(f"{KERNEL_NAME}({', '.join(params)})")
+    L.append("{")
+    L.append(f"  const int X0 = blockIdx.x * {tile_x} + threadIdx.x * {c['bmx']};")
+    L.append(f"  const int Y0 = blockIdx.y * {tile_y} + threadIdx.y * {c['bmy']};")
+
+    def line_leaf(e: Line, z_expr: str, oy: int, ox: int) -> str:
+        if e.axis == 2:
+            return f"__ldg(&{e.array}[X0 + {ox + hx + e.d}])"
+        if e.axis == 1:
+            return f"__ldg(&{e.array}[Y0 + {oy + hy + e.d}])"
+        return f"__ldg(&{e.array}[{z_expr} + {hz + e.d}])"
+
+    if not stream:
+        L.append(f"  const int Z0 = blockIdx.z * {bz * c['bmz'] * c['cmz']} + threadIdx.z * {c['bmz']};")
+        L.append(f"  const int base = ((Z0 + {hz}) * {py} + (Y0 + {hy})) * {px} + X0 + {hx};")
+        names: dict[tuple[str, int, int, int], str] = {}
+        loads: list[str] = []
+        for (oz, oy, ox) in pts:
+            for _, e in st.outputs:
+                for a in sorted(_accs(e), key=lambda a: (a.array, a.dz, a.dy, a.dx)):
+                    key = (a.array, oz + a.dz, oy + a.dy, ox + a.dx)
+                    if key not in names:
+                        names[key] = f"v{len(names)}"
+                        off = key[1] * PZ + key[2] * PX + key[3]
+                        loads.append(f"  const {T} {names[key]} = __ldg(&{a.array}[base + {off}]);")
+        L.extend(loads)
+        for (oz, oy, ox) in pts:
+            def leaf(e: Expr, oz: int = oz, oy: int = oy, ox: int = ox) -> str:
+                if isinstance(e, Access):
+                    return names[(e.array, oz + e.dz, oy + e.dy, ox + e.dx)]
+                if isinstance(e, Line):
+                    return line_leaf(e, f"(Z0 + {oz})", oy, ox)
+                return coef_leaf(e)  # type: ignore[arg-type]
+            for o, e in st.outputs:
+                L.append(f"  {o}[base + {oz * PZ + oy * PX + ox}] = {render(e, leaf)};")
+        L.append("}")
+        grid = (nx // tile_x, ny // tile_y, nz // (bz * c["bmz"] * c["cmz"]))
+    elif c["retime"]:
+        L.extend(_retimed_body(st, c, pts, coef_leaf, line_leaf))
+        L.append("}")
+        grid = (nx // tile_x, ny // tile_y, c["sb"])
+    else:
+        L.extend(_streaming_body(st, c, pts, coef_leaf, line_leaf))
+        L.append("}")
+        grid = (nx // tile_x, ny // tile_y, c["sb"])
+    args = tuple(st.inputs) + tuple(a for a, _ in st.line_arrays) + tuple(o for o, _ in st.outputs) + ("coefg",)
+    consts = {"c_coef": list(st.coefs) or [0.0]} if c["cmem"] else {}
+    return CudaKernelSpec("\n".join(L) + "\n", KERNEL_NAME, grid, (bx, by, bz), args,
+                          tuple(o for o, _ in st.outputs), consts)
+
+
+def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int, int]], coef_leaf: Any,
+                    line_leaf: Any) -> list[str]:
+    T = st.ctype
+    nz = st.shape[0]
+    hz, hy, hx = st.halo
+    pz, py, px = st.padded_shape
+    PX, PZ = px, py * px
+    bx, by = c["bx"], c["by"]
+    ch = nz // c["sb"]
+    staged = set(_staged_arrays(st)) if c["smem"] else set()
+    # columns: (array, cy, cx) -> [lo, hi] of dz
+    cols: dict[tuple[str, int, int], list[int]] = {}
+    for (_, oy, ox) in pts:
+        for _, e in st.outputs:
+            for a in _accs(e):
+                k = (a.array, oy + a.dy, ox + a.dx)
+                r = cols.setdefault(k, [a.dz, a.dz])
+                r[0], r[1] = min(r[0], a.dz), max(r[1], a.dz)
+    if staged:  # uniform range per staged array, so one tile per plane serves all its columns
+        rng: dict[str, list[int]] = {}
+        for (arr, _, _), (lo, hi) in cols.items():
+            if arr in staged:
+                r = rng.setdefault(arr, [lo, hi])
+                r[0], r[1] = min(r[0], lo), max(r[1], hi)
+        for k in cols:
+            if k[0] in staged:
+                cols[k] = list(rng[k[0]])
+    keys = sorted(cols)
+    qn = {k: f"q{i}" for i, k in enumerate(keys)}
+    tw = bx * c["bmx"] * c["cmx"] + 2 * hx
+    th = by * c["bmy"] * c["cmy"] + 2 * hy
+    nt = bx * by
+    L: list[str] = []
+    L.append(f"  const int zs = blockIdx.z * {ch};")
+    L.append(f"  const int base0 = ((zs + {hz}) * {py} + (Y0 + {hy})) * {px} + X0 + {hx};")
+    if staged:
+        L.append("  const int tid = threadIdx.y * blockDim.x + threadIdx.x;")
+        L.append(f"  const int tbase0 = ((zs + {hz}) * {py} + blockIdx.y * {by * c['bmy'] * c['cmy']}) * {px}"
+                 f" + blockIdx.x * {bx * c['bmx'] * c['cmx']};")
+        for arr in sorted(staged):
+            L.append(f"  __shared__ {T} s_{arr}[{th * tw}];")
+        L.append(f"  const int sme = (threadIdx.y * {c['bmy']} + {hy}) * {tw} + threadIdx.x * {c['bmx']} + {hx};")
+    for k in keys:
+        lo, hi = cols[k]
+        L.append(f"  {T} {', '.join(f'{qn[k]}_{t}' for t in range(hi - lo + 1))};")
+    n_el = -(-th * tw // nt)
+    arr_hi = {arr: max(cols[k][1] for k in keys if k[0] == arr) for arr in staged}
+
+    def tile_load(arr: str, plane: str, into: str) -> list[str]:
+        """Cooperative load of one plane tile of ``arr``; ``into`` 'smem' or 'reg'."""
+        out = []
+        for e in range(n_el):
+            i = f"(tid + {e * nt})"
+            cond = f"{i} < {th * tw}" if (e + 1) * nt > th * tw else None
+            src = f"__ldg(&{arr}[tbase0 + ({plane}) * {PZ} + ({i} / {tw}) * {PX} + ({i} % {tw})])"
+            if into == "smem":
+                stmt = f"s_{arr}[{i}] = {src};"
+            else:
+                stmt = f"pf_{arr}_{e} = {src};"
+            out.append(f"    if ({cond}) {stmt}" if cond else f"    {stmt}")
+        return out
+
+    def fill(k: tuple[str, int, int], slot: int, plane: str) -> str:
+        arr, cy, cx = k
+        if arr in staged:
+            return f"    {qn[k]}_{slot} = s_{arr}[sme + {cy * tw + cx}];"
+        return f"    {qn[k]}_{slot} = __ldg(&{arr}[base0 + ({plane}) * {PZ} + {cy * PX + cx}]);"
+
+    # preload the first len-1 planes of every queue
+    maxlen = max(hi - lo for lo, hi in cols.values())
+    for t in range(maxlen):
+        if staged:
+            for arr in sorted(staged):
+                lo = min(cols[k][0] for k in keys if k[0] == arr)
+                if t < arr_hi[arr] - lo:
+                    L.append("  {")
+                    L.extend(tile_load(arr, str(lo + t), "smem"))
+                    L.append("  }")
+            L.append("  __syncthreads();")
+        L.append("  {")
+        for k in keys:
+            lo, hi = cols[k]
+            if t < hi - lo:
+                L.append(fill(k, t, str(lo + t)))
+        L.append("  }")
+        if staged:
+            L.append("  __syncthreads();")
+    pf = c["prefetch"]
+    if pf:
+        for k in keys:
+            if k[0] not in staged:
+                L.append(f"  {T} n_{qn[k]} = __ldg(&{k[0]}[base0 + {cols[k][1]} * {PZ} + {k[1] * PX + k[2]}]);")
+        for arr in sorted(staged):
+            L.append(f"  {T} {', '.join(f'pf_{arr}_{e}' for e in range(n_el))};")
+            L.append("  {")
+            L.extend(tile_load(arr, str(arr_hi[arr]), "reg"))
+            L.append("  }")
+    L.append(f"  #pragma unroll {c['uf']}")
+    L.append(f"  for (int z = 0; z < {ch}; ++z) {{")
+    if staged:
+        for arr in sorted(staged):
+            if pf:
+                for e in range(n_el):
+                    i = f"(tid + {e * nt})"
+                    cond = f"{i} < {th * tw}" if (e + 1) * nt > th * tw else None
+                    s = f"s_{arr}[{i}] = pf_{arr}_{e};"
+                    L.append(f"    if ({cond}) {s}" if cond else f"    {s}")
+            else:
+                L.extend(tile_load(arr, f"z + {arr_hi[arr]}", "smem"))
+        L.append("    __syncthreads();")
+    for k in keys:
+        lo, hi = cols[k]
+        last = hi - lo
+        if k[0] in staged:
+            L.append(fill(k, last, ""))
+        elif pf:
+            L.append(f"    {qn[k]}_{last} = n_{qn[k]};")
+        else:
+            L.append(fill(k, last, f"z + {hi}"))
+    if staged:
+        L.append("    __syncthreads();")
+    if pf:
+        L.append(f"    if (z + 1 < {ch}) {{")
+        for k in keys:
+            if k[0] not in staged:
+                L.append(f"      n_{qn[k]} = __ldg(&{k[0]}[base0 + (z + {cols[k][1] + 1}) * {PZ}"
+                         f" + {k[1] * PX + k[2]}]);")
+        for arr in sorted(staged):
+            L.extend("  " + s for s in tile_load(arr, f"z + {arr_hi[arr] + 1}", "reg"))
+        L.append("    }")
+    L.append(f"    const int b = base0 + z * {PZ};")
+    for (_, oy, ox) in pts:
+        def leaf(e: Expr, oy: int = oy, ox: int = ox) -> str:
+            if isinstance(e, Access):
+                k = (e.array, oy + e.dy, ox + e.dx)
+                return f"{qn[k]}_{e.dz - cols[k][0]}"
+            if isinstance(e, Line):
+                return line_leaf(e, "(zs + z)", oy, ox)
+            return coef_leaf(e)
+        for o, e in st.outputs:
+            L.append(f"    {o}[b + {oy * PX + ox}] = {render(e, leaf)};")
+    for k in keys:
+        lo, hi = cols[k]
+        for t in range(hi - lo):
+            L.append(f"    {qn[k]}_{t} = {qn[k]}_{t + 1};")
+    L.append("  }")
+    return L
+
+
+def _retimed_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int, int]], coef_leaf: Any,
+                  line_leaf: Any) -> list[str]:
+    """Retiming: plane p = z + hz is loaded once; each term with plane offset d adds into the
+    partial sum of output z' = p - d, kept in a queue of 2*hz+1 accumulators per output point."""
+    T = st.ctype
+    nz = st.shape[0]
+    hz, hy, hx = st.halo
+    pz, py, px = st.padded_shape
+    PX, PZ = px, py * px
+    ch = nz // c["sb"]
+    depth = 2 * hz + 1
+    L: list[str] = []
+    L.append(f"  const int zs = blockIdx.z * {ch};")
+    L.append(f"  const int base0 = ((zs + {hz}) * {py} + (Y0 + {hy})) * {px} + X0 + {hx};")
+    accs = []
+    for pi, (_, oy, ox) in enumerate(pts):
+        for oi, (o, _) in enumerate(st.outputs):
+            name = f"a{pi}_{oi}"
+            accs.append(name)
+            L.append(f"  {T} {', '.join(f'{name}_{j} = 0' for j in range(depth))};")
+    # term groups per plane offset d, per output point
+    groups: dict[tuple[int, int, int], list[Expr]] = {}
+    for pi in range(len(pts)):
+        for oi, (_, e) in enumerate(st.outputs):
+            for t in _terms(e):
+                ds = {a.dz for a in _accs(t)} | {ln.d for ln in _lines(t) if ln.axis == 0}
+                d = ds.pop() if ds else 0
+                groups.setdefault((pi, oi, d), []).append(t)
+    # iteration j handles input plane p = zs + j - hz (j from 0 to ch + 2hz - 1); accumulator slot
+    # s holds output z' = p - d with d = s - hz ... the output leaving the window is slot 0.
+    L.append(f"  for (int j = 0; j < {ch + 2 * hz}; ++j) {{")
+    L.append(f"    const int p = j - {hz};  // plane relative to zs")
+    L.append(f"    const int bp = base0 + p * {PZ};")
+    for (pi, oi, d), ts in sorted(groups.items()):
+        _, oy, ox = pts[pi]
+
+        def leaf(e: Expr, oy: int = oy, ox: int = ox, d: int = d) -> str:
+            if isinstance(e, Access):
+                return f"__ldg(&{e.array}[bp + {(oy + e.dy) * PX + ox + e.dx}])"
+            if isinstance(e, Line):
+                # a z-line at offset d from the output z' = p - d is strz[p]
+                return line_leaf(e, f"(zs + p - {d})", oy, ox) if e.axis == 0 else line_leaf(e, "", oy, ox)
+            return coef_leaf(e)
+        from apps.stencil.expr import total
+
+        # output z' = p - d sits in slot hz - d (slot 0 is the oldest, finished after this plane)
+        slot = hz - d
+        L.append(f"    a{pi}_{oi}_{slot} += {render(total(ts), leaf)};")
+    L.append(f"    if (j >= {2 * hz}) {{")
+    for pi, (_, oy, ox) in enumerate(pts):
+        for oi, (o, _) in enumerate(st.outputs):
+            L.append(f"      {o}[base0 + (j - {2 * hz}) * {PZ} + {oy * PX + ox}] = a{pi}_{oi}_0;")
+    L.append("    }")
+    for name in accs:
+        for s in range(depth - 1):
+            L.append(f"    {name}_{s} = {name}_{s + 1};")
+        L.append(f"    {name}_{depth - 1} = 0;")
+    L.append("  }")
+    return L
+
+
+_ = (Const, Neg)

@@ -1,0 +1,125 @@
+"""Turn (stencil, configuration) into a measured, verified ``Result``.
+
+Why a runner object: the input data, device buffers and the NumPy reference
+are made once per stencil and reused by every configuration, so a trial
+costs a build and a few launches, not a data upload; outputs are zeroed
+before each configuration so a kernel that writes nothing cannot pass on a
+previous kernel's output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from apps.stencil.cuda_gen import generate_cuda
+from apps.stencil.opencl_gen import generate_opencl
+from apps.stencil.spec import Stencil
+from ensemble.result import Result
+from measurement.verify import Verdict, compare
+
+__all__ = ["OpenCLStencilRunner", "CudaStencilRunner", "interior"]
+
+
+def interior(st: Stencil, padded: np.ndarray) -> np.ndarray:
+    hz, hy, hx = st.halo
+    nz, ny, nx = st.shape
+    return padded[hz:hz + nz, hy:hy + ny, hx:hx + nx]
+
+
+class _Base:
+    def __init__(self, st: Stencil, *, seed: int = 0, sample: int | None = None, rtol: float | None = None,
+                 warmup: int = 1, repeats: int = 5, discard_first: int = 0, statistic: str = "median") -> None:
+        self.st = st
+        self.data = st.make_data(seed)
+        self.ref = st.reference(self.data)
+        self.sample = sample
+        self.rtol = rtol
+        self.timing = dict(warmup=warmup, repeats=repeats, discard_first=discard_first, statistic=statistic)
+        self.host_out = {o: np.empty(st.padded_shape, st.dtype) for o, _ in st.outputs}
+        self.nbytes = int(np.prod(st.padded_shape)) * st.itemsize
+
+    def _verify(self, backend: Any, bufs: Mapping[str, Any]) -> Verdict:
+        worst: Verdict | None = None
+        for o, _ in self.st.outputs:
+            backend.download(bufs[o], self.host_out[o])
+            v = compare(interior(self.st, self.host_out[o]), self.ref[o], rtol=self.rtol, sample=self.sample)
+            if not v.ok:
+                return Verdict(False, v.max_abs_error, v.scale, f"{o}: {v.detail}")
+            if worst is None or v.max_abs_error > worst.max_abs_error:
+                worst = v
+        return worst or Verdict(True, 0.0, 0.0, "ok")
+
+    def _zero_outputs(self) -> None:
+        for o, _ in self.st.outputs:
+            self.backend.zero(self.bufs[o], self.nbytes)  # type: ignore[attr-defined]
+
+
+class OpenCLStencilRunner(_Base):
+    """Runs Garvey-style OpenCL variants of one stencil on one OpenCL device."""
+
+    def __init__(self, st: Stencil, backend: Any, **kw: Any) -> None:
+        super().__init__(st, **kw)
+        from measurement.opencl import Image3D
+
+        self.backend = backend
+        self.bufs = backend.upload(self.data)
+        self.images: dict[str, Any] = {}
+        self._Image3D = Image3D
+        for o, _ in st.outputs:
+            self.bufs[o] = backend.empty(self.nbytes)
+
+    def __call__(self, config: Mapping[str, Any]) -> Result:
+        from measurement.opencl import OpenCLBuildError
+
+        try:
+            k = generate_opencl(self.st, config)
+        except ValueError as exc:
+            return Result(state="FAILED", reason=f"illegal: {exc}")
+        if k.images and not self.backend.image_support:
+            return Result(state="FAILED", reason="refused: device has no image support")
+        if k.images and not self.images:
+            try:
+                self.images = self.backend.upload({a: self._Image3D(self.data[a]) for a in self.st.inputs})
+            except Exception as exc:  # pyopencl raises several types here
+                return Result(state="FAILED", reason=f"refused: image upload: {exc}")
+        try:
+            prog = self.backend.build(k.source)
+        except OpenCLBuildError as exc:
+            return Result(state="FAILED", reason=f"build: {exc}")
+        args = [self.images[a] if a in k.images else self.bufs[a] for a in k.args]
+        return self.backend.run(prog, k.name, global_size=k.global_size, local_size=k.local_size, args=args,
+                                before=self._zero_outputs, verify=lambda: self._verify(self.backend, self.bufs),
+                                **self.timing)
+
+
+class CudaStencilRunner(_Base):
+    """Runs csTuner-style CUDA variants of one stencil on one CUDA device."""
+
+    def __init__(self, st: Stencil, backend: Any, **kw: Any) -> None:
+        super().__init__(st, **kw)
+        self.backend = backend
+        self.bufs = backend.upload(self.data)
+        for o, _ in st.outputs:
+            self.bufs[o] = backend.empty(self.nbytes)
+        self.bufs["coefg"] = backend.upload({"c": np.asarray(st.coefs or [0.0], st.dtype)})["c"]
+        self.last_build: Any = None
+
+    def __call__(self, config: Mapping[str, Any]) -> Result:
+        from measurement.cuda import CudaBuildError, compile_cuda
+
+        try:
+            k = generate_cuda(self.st, config)
+        except ValueError as exc:
+            return Result(state="FAILED", reason=f"illegal: {exc}")
+        try:
+            build = compile_cuda(k.source, arch=self.backend.arch)
+        except CudaBuildError as exc:
+            return Result(state="FAILED", reason=f"build: {exc}")
+        self.last_build = build
+        consts = {n: np.asarray(v, self.st.dtype) for n, v in k.constants.items()}
+        return self.backend.run(build, k.name, grid=k.grid, block=k.block, args=[self.bufs[a] for a in k.args],
+                                constants=consts, before=self._zero_outputs,
+                                verify=lambda: self._verify(self.backend, self.bufs), **self.timing)

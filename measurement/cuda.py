@@ -1,0 +1,258 @@
+"""PyCUDA backend: compile with nvcc, launch, time with CUDA events, verify.
+
+Why this shape: a tuner must tell a configuration that cannot exist on the
+device ("refused": too many registers or threads for the launch, shared
+memory over the limit, out of memory) from one that compiles into a wrong
+kernel (INVALID) or one that crashed (FAILED), so every outcome is a typed
+``Result`` (Kernel Tuner's backend interface does the same with its
+``InvalidConfig``/``CompilationFailedConfig``/``RuntimeFailedConfig``).
+Compilation goes through ``nvcc -cubin`` in a subprocess with a time limit
+(``measurement.process.run_command``), which needs no GPU, so compile-only
+checks (ptxas registers and spills) run anywhere nvcc is installed.  PyCUDA
+is imported only when a kernel is launched.
+
+Timing: CUDA events around each launch after a warm-up; raw times are kept,
+and an independent wall-clock timer around launch + synchronize is recorded
+in ``metrics`` so the two can be compared.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ensemble.errors import EnsembleError, MissingExtraError
+from ensemble.result import Result
+from measurement.process import run_command
+from measurement.verify import Verdict
+
+__all__ = ["CudaBuild", "CudaBuildError", "CudaBackend", "compile_cuda", "parse_ptxas", "nvcc_available"]
+
+_REFUSED = ("too many resources", "out of memory", "invalid argument", "too many threads",
+            "invalid value", "shared memory", "exceeds")
+
+
+class CudaBuildError(EnsembleError):
+    """nvcc rejected the source; ``log`` has the compiler output."""
+
+    def __init__(self, message: str, log: str = "") -> None:
+        super().__init__(message)
+        self.log = log
+
+
+@dataclass(frozen=True)
+class CudaBuild:
+    """A compiled cubin and what ptxas said about it."""
+
+    cubin: bytes
+    arch: str
+    registers: int | None = None
+    spill_stores: int = 0
+    spill_loads: int = 0
+    smem_bytes: int = 0
+    log: str = ""
+    compile_time: float = 0.0
+
+    def metrics(self) -> dict[str, float]:
+        m = {"spill_stores": float(self.spill_stores), "spill_loads": float(self.spill_loads),
+             "smem_bytes": float(self.smem_bytes), "compile_time": self.compile_time}
+        if self.registers is not None:
+            m["registers"] = float(self.registers)
+        return m
+
+
+def nvcc_available(nvcc: str = "nvcc") -> bool:
+    return shutil.which(nvcc) is not None
+
+
+def parse_ptxas(log: str) -> dict[str, int]:
+    """Registers, spills and shared memory from ``-Xptxas -v`` output."""
+    out = {"registers": -1, "spill_stores": 0, "spill_loads": 0, "smem_bytes": 0}
+    m = re.search(r"Used (\d+) registers", log)
+    if m:
+        out["registers"] = int(m.group(1))
+    m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
+    if m:
+        out["spill_stores"], out["spill_loads"] = int(m.group(1)), int(m.group(2))
+    m = re.search(r"(\d+) bytes smem", log)
+    if m:
+        out["smem_bytes"] = int(m.group(1))
+    return out
+
+
+def compile_cuda(source: str, *, defines: Mapping[str, Any] | None = None, arch: str = "sm_90",
+                 options: Sequence[str] = (), nvcc: str = "nvcc", timeout: float | None = 300) -> CudaBuild:
+    """Compile ``source`` to a cubin with the configuration as ``-D`` defines.
+
+    Raises CudaBuildError (with the log) when nvcc fails or times out, and
+    MissingExtraError when nvcc is not installed.
+    """
+    if not nvcc_available(nvcc):
+        raise MissingExtraError(f"compile_cuda(nvcc={nvcc!r}): nvcc not found on PATH; install the CUDA toolkit")
+    with tempfile.TemporaryDirectory(prefix="ens-cuda-") as tmp:
+        src = os.path.join(tmp, "kernel.cu")
+        out = os.path.join(tmp, "kernel.cubin")
+        with open(src, "w") as f:
+            f.write(source)
+        argv = [nvcc, "-cubin", f"-arch={arch}", "-O3", "-Xptxas", "-v", "-o", out, src]
+        for k, v in (defines or {}).items():
+            argv.insert(1, f"-D{k}={int(v) if isinstance(v, bool) else v}")
+        argv[1:1] = list(options)
+        t0 = time.perf_counter()
+        res = run_command(argv, timeout=timeout)
+        dt = time.perf_counter() - t0
+        log = (res.stdout or "") + (res.stderr or "")
+        if res.state != "OK" or res.returncode != 0 or not os.path.exists(out):
+            first = next((ln for ln in log.splitlines() if "error" in ln.lower()), log.strip()[-300:])
+            what = "timed out" if res.state == "TIMEOUT" else "failed"
+            raise CudaBuildError(f"nvcc {what}: {first}", log)
+        with open(out, "rb") as f:
+            cubin = f.read()
+    p = parse_ptxas(log)
+    return CudaBuild(cubin, arch, p["registers"] if p["registers"] >= 0 else None, p["spill_stores"],
+                     p["spill_loads"], p["smem_bytes"], log, dt)
+
+
+@dataclass
+class _Launch:
+    fn: Any
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    args: list[Any] = field(default_factory=list)
+
+
+class CudaBackend:
+    """One CUDA device (PyCUDA primary context) and the buffers living on it."""
+
+    def __init__(self, device: int = 0) -> None:
+        try:
+            import pycuda.driver as drv
+        except ImportError as exc:  # pragma: no cover - depends on the machine
+            raise MissingExtraError("CudaBackend needs PyCUDA: pip install ensemble-tuner[cuda]") from exc
+        drv.init()
+        if not 0 <= device < drv.Device.count():
+            raise EnsembleError(f"CudaBackend(device={device}): only {drv.Device.count()} CUDA devices present")
+        self._drv = drv
+        self.device = drv.Device(device)
+        self.context = self.device.retain_primary_context()
+        self.context.push()
+        self.name = self.device.name()
+        cc = self.device.compute_capability()
+        self.arch = f"sm_{cc[0]}{cc[1]}"
+
+    def close(self) -> None:
+        try:
+            self.context.pop()
+        except Exception:  # pragma: no cover
+            pass
+
+    # ---- data ----------------------------------------------------------
+    def upload(self, arrays: Mapping[str, np.ndarray]) -> dict[str, Any]:
+        """Copy host arrays to new device allocations (name -> DeviceAllocation)."""
+        return {k: self._drv.to_device(np.ascontiguousarray(v)) for k, v in arrays.items()}
+
+    def empty(self, nbytes: int) -> Any:
+        return self._drv.mem_alloc(max(1, int(nbytes)))
+
+    def zero(self, buf: Any, nbytes: int) -> None:
+        self._drv.memset_d8(buf, 0, int(nbytes))
+
+    def download(self, buf: Any, out: np.ndarray) -> np.ndarray:
+        self._drv.memcpy_dtoh(out, buf)
+        return out
+
+    def copy_bandwidth(self, nbytes: int = 1 << 30, repeats: int = 10) -> float:
+        """Measured device-to-device copy bandwidth in bytes/s (bytes read plus written), median of repeats."""
+        drv = self._drv
+        a, b = drv.mem_alloc(nbytes), drv.mem_alloc(nbytes)
+        drv.memset_d8(a, 1, nbytes)
+        start, end = drv.Event(), drv.Event()
+        times = []
+        for i in range(repeats + 2):
+            start.record()
+            drv.memcpy_dtod(b, a, nbytes)
+            end.record()
+            end.synchronize()
+            if i >= 2:
+                times.append(end.time_since(start) / 1e3)
+        a.free()
+        b.free()
+        return 2 * nbytes / statistics.median(times)
+
+    # ---- kernels ---------------------------------------------------------
+    def load(self, build: CudaBuild, kernel_name: str) -> tuple[Any, Any]:
+        mod = self._drv.module_from_buffer(build.cubin)
+        return mod, mod.get_function(kernel_name)
+
+    def run(self, build: CudaBuild, kernel_name: str, *, grid: tuple[int, int, int], block: tuple[int, int, int],
+            args: Sequence[Any], constants: Mapping[str, np.ndarray] | None = None,
+            verify: Callable[[], Verdict] | None = None, before: Callable[[], None] | None = None,
+            warmup: int = 1, repeats: int = 5, discard_first: int = 0, statistic: str = "median") -> Result:
+        """Launch, time and check one kernel; returns a typed ``Result``.
+
+        ``args``: device allocations or NumPy scalars in kernel order.
+        ``before``: called once before the first launch (e.g. zero the outputs).
+        ``verify``: called after the timed runs; a failed verdict makes the
+        result INVALID.  Time is in seconds (``statistic`` of the kept times).
+        """
+        drv = self._drv
+        metrics = build.metrics()
+        try:
+            mod, fn = self.load(build, kernel_name)
+        except drv.Error as exc:
+            return Result(state="FAILED", reason=f"load: {exc}", metrics=metrics)
+        threads = block[0] * block[1] * block[2]
+        max_threads = fn.get_attribute(drv.function_attribute.MAX_THREADS_PER_BLOCK)
+        if threads > max_threads:
+            return Result(state="FAILED", metrics=metrics,
+                          reason=f"refused: {threads} threads per block > {max_threads} allowed for this kernel")
+        for name, values in (constants or {}).items():
+            ptr, size = mod.get_global(name)
+            host = np.ascontiguousarray(values)
+            if host.nbytes != size:
+                return Result(state="FAILED", reason=f"constant {name} has {size} bytes, got {host.nbytes}")
+            drv.memcpy_htod(ptr, host)
+        if before is not None:
+            before()
+        start, end = drv.Event(), drv.Event()
+        ctx = drv.Context
+
+        def once() -> tuple[float, float]:
+            t0 = time.perf_counter()
+            start.record()
+            fn(*args, grid=grid, block=block)
+            end.record()
+            end.synchronize()
+            ctx.synchronize()
+            wall = time.perf_counter() - t0
+            return end.time_since(start) / 1e3, wall
+
+        try:
+            for _ in range(warmup):
+                once()
+            pairs = [once() for _ in range(repeats)][discard_first:]
+        except drv.Error as exc:
+            msg = str(exc)
+            kind = "refused" if any(s in msg.lower() for s in _REFUSED) else "launch"
+            return Result(state="FAILED", reason=f"{kind}: {msg}", metrics=metrics)
+        times = [p[0] for p in pairs]
+        walls = [p[1] for p in pairs]
+        metrics["wall_median"] = statistics.median(walls)
+        metrics["event_median"] = statistics.median(times)
+        value = {"median": statistics.median, "mean": statistics.fmean, "min": min}[statistic](times)
+        if verify is not None:
+            v = verify()
+            metrics["max_abs_error"] = v.max_abs_error
+            if not v.ok:
+                return Result(time=value, state="INVALID", reason=f"wrong output: {v.detail}", times=times,
+                              metrics=metrics)
+        return Result(time=value, times=times, metrics=metrics)

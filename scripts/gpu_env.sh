@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Prepare the (bare, offline) GPU machine for the project: source it as the first
+# line of every device command:   . scripts/gpu_env.sh
+#
+# * installs the wheels brought along in .whl/ into /tmp/site (pyopencl, pytools,
+#   platformdirs, siphash24, mako, markupsafe, sqlalchemy, greenlet,
+#   typing_extensions, alembic, deap; Python 3.12 manylinux x86_64);
+# * registers NVIDIA's OpenCL ICD (present on the machine but not registered);
+# * installs PyCUDA: from a wheel in .whl/ if one was built before, otherwise it
+#   builds it from .whl/pycuda-*.tar.gz (about 70 s) and leaves the wheel in
+#   $OUT (when set) so that it can be carried next time;
+# * exports PYTHONPATH=/tmp/site:<repo root> and PY (the python to use).
+# See ../shared/DEVICE.md for why each step is needed.
+set -u
+_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PY=${PY:-python3}
+export PYTHONUNBUFFERED=1
+mkdir -p /tmp/site
+if ! ls /tmp/site/pyopencl >/dev/null 2>&1; then
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+    "$_root"/.whl/*.whl || echo "gpu_env: wheel install failed" >&2
+fi
+export PYTHONPATH="/tmp/site:$_root${PYTHONPATH:+:$PYTHONPATH}"
+if [ -e /usr/lib/libnvidia-opencl.so.1 ] || [ -e /usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1 ]; then
+  mkdir -p /etc/OpenCL/vendors
+  lib=/usr/lib/libnvidia-opencl.so.1
+  [ -e "$lib" ] || lib=/usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1
+  echo "$lib" > /etc/OpenCL/vendors/nvidia.icd 2>/dev/null || true
+fi
+if ! "$PY" -c "import pycuda" 2>/dev/null; then
+  if ! ls "$_root"/.whl/pycuda-*.whl >/dev/null 2>&1; then
+    _b=$(mktemp -d)
+    tar -xzf "$_root"/.whl/pycuda-*.tar.gz -C "$_b"
+    ( cd "$_b"/pycuda-* && "$PY" configure.py --cuda-root=/usr/local/cuda >/dev/null \
+      && "$PY" -m pip wheel -q --no-index --no-deps --no-build-isolation -w "$_b/wheel" . ) \
+      || echo "gpu_env: PyCUDA build failed" >&2
+    if ls "$_b"/wheel/pycuda-*.whl >/dev/null 2>&1; then
+      "$PY" -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$_b"/wheel/pycuda-*.whl
+      [ -n "${OUT:-}" ] && cp "$_b"/wheel/pycuda-*.whl "$OUT"/ 2>/dev/null
+    fi
+  fi
+fi
+"$PY" - <<'EOF'
+import importlib
+for m in ("pyopencl", "pycuda", "sqlalchemy", "deap"):
+    try:
+        importlib.import_module(m)
+        print(f"gpu_env: {m} ok")
+    except Exception as exc:  # report, do not stop the caller
+        print(f"gpu_env: {m} MISSING ({exc})")
+EOF

@@ -1,0 +1,44 @@
+"""Configurations that exercise every optimisation of both generators on small grids (shared by tests)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apps.stencil.cuda_gen import cuda_baseline
+from apps.stencil.opencl_gen import opencl_baseline
+
+CUDA_OPTS: dict[str, dict[str, Any]] = {
+    "baseline": {},
+    "block_merge": {"bx": 8, "by": 4, "bz": 1, "bmx": 2, "bmy": 2, "bmz": 2},
+    "cyclic_merge": {"bx": 8, "by": 4, "bz": 1, "cmx": 2, "cmy": 2, "cmz": 2},
+    "thread_block": {"bx": 16, "by": 2, "bz": 4},
+    "constant_mem": {"cmem": True},
+    "stream": {"sd": "z", "sb": 4, "uf": 2},
+    "stream_merge": {"sd": "z", "sb": 2, "uf": 4, "bx": 16, "by": 2, "bmx": 2, "cmy": 2},
+    "prefetch": {"sd": "z", "sb": 4, "prefetch": True},
+    "smem": {"sd": "z", "sb": 2, "uf": 2, "smem": True},
+    "smem_prefetch": {"sd": "z", "sb": 2, "smem": True, "prefetch": True, "cmem": True, "bx": 16, "by": 2,
+                      "bmy": 2},
+    "retime": {"sd": "z", "sb": 2, "retime": True, "bx": 16, "by": 2, "bmx": 2},
+}
+
+OPENCL_OPTS: dict[str, dict[str, Any]] = {
+    "baseline": {},
+    "work_group": {"wgx": 8, "wgy": 8, "wgz": 2},
+    "block_merge": {"wgx": 8, "wgy": 4, "bmx": 4, "bmy": 2, "bmz": 2},
+    "cyclic_merge": {"wgx": 8, "wgy": 4, "cmx": 2, "cmy": 2, "cmz": 2},
+    "vector8": {"wgx": 4, "wgy": 8, "bmx": 8, "vx": 8},
+    "vector16": {"wgx": 2, "wgy": 16, "bmx": 16, "vx": 16},
+    "local": {"wgx": 8, "wgy": 4, "mem": "local", "bmx": 2, "cmy": 2},
+    "local_vector": {"wgx": 8, "wgy": 4, "mem": "local", "bmx": 4, "vx": 4, "cmz": 2},
+    "image": {"mem": "image"},
+    "image_vector": {"wgx": 8, "wgy": 4, "mem": "image", "bmx": 4, "vx": 2, "cmz": 2},
+}
+
+
+def cuda_config(name: str) -> dict[str, Any]:
+    return {**cuda_baseline(), **CUDA_OPTS[name]}
+
+
+def opencl_config(name: str) -> dict[str, Any]:
+    return {**opencl_baseline(), **OPENCL_OPTS[name]}

@@ -1,0 +1,71 @@
+"""csTuner CUDA kernels: every optimisation compiles with nvcc here; on a GPU every one matches NumPy."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.stencil.cstuner import CSTUNER_STENCILS, cstuner_stencil
+from apps.stencil.cuda_gen import cuda_retimable, generate_cuda
+from measurement.cuda import compile_cuda, nvcc_available
+from tests.apps.stencil_cases import CUDA_OPTS, cuda_config
+
+pytestmark = pytest.mark.cuda
+needs_nvcc = pytest.mark.skipif(not nvcc_available(), reason="nvcc not installed")
+
+
+def _gpu_backend():  # type: ignore[no-untyped-def]
+    try:
+        from measurement.cuda import CudaBackend
+
+        return CudaBackend(0)
+    except Exception as exc:  # noqa: BLE001 - no PyCUDA or no GPU: skip
+        pytest.skip(f"no CUDA GPU usable here ({exc})")
+
+
+def _cases(all_stencils: bool) -> list[tuple[str, str]]:
+    names = CSTUNER_STENCILS if all_stencils else ("j3d7pt",)
+    out = []
+    for n in names:
+        retimable = cuda_retimable(cstuner_stencil(n, 32))
+        out += [(n, o) for o in CUDA_OPTS if o != "retime" or retimable]
+    return out
+
+
+@needs_nvcc
+@pytest.mark.parametrize("opt", list(CUDA_OPTS))
+def test_every_optimisation_compiles_for_j3d7pt(opt: str) -> None:
+    st = cstuner_stencil("j3d7pt", 32)
+    k = generate_cuda(st, cuda_config(opt))
+    build = compile_cuda(k.source, arch="sm_90")
+    assert build.cubin[:4] == b"\x7fELF"
+    assert build.registers is not None and build.registers > 0
+
+
+@needs_nvcc
+@pytest.mark.slow
+@pytest.mark.parametrize("name,opt", _cases(True))
+def test_every_stencil_and_optimisation_compiles(name: str, opt: str) -> None:
+    k = generate_cuda(cstuner_stencil(name, 32), cuda_config(opt))
+    assert compile_cuda(k.source, arch="sm_90").cubin
+
+
+@pytest.mark.parametrize("name,opt", _cases(True))
+def test_every_stencil_and_optimisation_matches_numpy_on_the_gpu(name: str, opt: str) -> None:
+    from apps.stencil.runner import CudaStencilRunner
+
+    backend = _gpu_backend()
+    st = cstuner_stencil(name, 32)
+    res = CudaStencilRunner(st, backend, repeats=1, warmup=0)(cuda_config(opt))
+    assert res.state == "OK", res.reason
+    assert res.metrics["max_abs_error"] <= 1e-9 * max(1.0, abs(res.metrics["max_abs_error"]))
+
+
+def test_wrong_output_is_invalid_on_the_gpu() -> None:
+    from apps.stencil.runner import CudaStencilRunner
+
+    backend = _gpu_backend()
+    st = cstuner_stencil("j3d7pt", 32)
+    runner = CudaStencilRunner(st, backend, repeats=1, warmup=0)
+    runner.ref["out"] = runner.ref["out"] + 1.0  # the kernel is right, the expectation is not
+    res = runner(cuda_config("baseline"))
+    assert res.state == "INVALID" and "wrong output" in (res.reason or "")

@@ -1,0 +1,93 @@
+"""Illegal configurations are never generated: the spaces and the generators agree on the rules."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from apps.stencil.cstuner import CSTUNER_STENCILS, cstuner_stencil
+from apps.stencil.cuda_gen import CUDA_PARAMS, cuda_baseline, cuda_why_illegal, generate_cuda
+from apps.stencil.opencl_gen import OPENCL_PARAMS, generate_opencl, opencl_baseline, opencl_why_illegal
+from apps.stencil.patterns import synthetic
+from apps.stencil.space import cuda_space, opencl_space
+from tests.apps.stencil_cases import CUDA_OPTS, OPENCL_OPTS, cuda_config, opencl_config
+
+
+@pytest.mark.parametrize("name", ["j3d7pt", "hypterm", "rhs4center"])
+def test_cuda_space_samples_only_legal_configurations(name: str) -> None:
+    st = cstuner_stencil(name, 64)
+    space = cuda_space(st)
+    for c in space.sample(np.random.default_rng(1), 150):
+        assert cuda_why_illegal(st, c) is None, c
+        generate_cuda(st, c)  # does not raise
+
+
+def test_cuda_rules_match_the_space_on_random_points() -> None:
+    """Random points of the unconstrained product: space.is_valid == generator legality."""
+    st = cstuner_stencil("hypterm", 64)
+    space = cuda_space(st)
+    rng = np.random.default_rng(2)
+    agree = legal = 0
+    for _ in range(3000):
+        c = {k: v[rng.integers(len(v))] for k, v in CUDA_PARAMS.items()}
+        ok = cuda_why_illegal(st, c) is None
+        legal += ok
+        agree += ok == space.is_valid(c)
+    assert agree == 3000
+    assert legal > 0
+
+
+def test_illegal_cuda_configurations_are_refused_by_the_generator() -> None:
+    st = cstuner_stencil("helmholtz", 64)
+    bad = [{**cuda_baseline(), "bx": 64, "by": 32},        # 2048 threads
+           {**cuda_baseline(), "smem": True},               # shared memory without streaming
+           {**cuda_baseline(), "sd": "z", "retime": True},  # helmholtz is not retimable
+           {**cuda_baseline(), "bx": 1, "by": 4},           # fewer than 32 threads
+           {**cuda_baseline(), "sd": "z", "bz": 2, "by": 2}]
+    for c in bad:
+        assert cuda_why_illegal(st, c) is not None
+        assert not cuda_space(st).is_valid(c)
+        with pytest.raises(ValueError, match="illegal"):
+            generate_cuda(st, c)
+
+
+def test_opencl_space_samples_only_legal_configurations() -> None:
+    st = synthetic("box", 3, 2, size=64)
+    space = opencl_space(st)
+    for c in space.sample(np.random.default_rng(3), 150):
+        assert opencl_why_illegal(st, c) is None, c
+        generate_opencl(st, c)
+
+
+def test_opencl_rules_match_the_space_on_random_points() -> None:
+    st = synthetic("star", 3, 3, size=32)
+    space = opencl_space(st)
+    rng = np.random.default_rng(4)
+    agree = legal = 0
+    for _ in range(3000):
+        c = {k: v[rng.integers(len(v))] for k, v in OPENCL_PARAMS.items()}
+        ok = opencl_why_illegal(st, c) is None
+        legal += ok
+        agree += ok == space.is_valid(c)
+    assert agree == 3000 and legal > 0
+
+
+def test_garvey_restrictions() -> None:
+    st = synthetic("star", 3, 1, size=32)
+    assert "VX <= BX" in opencl_why_illegal(st, {**opencl_baseline(), "vx": 4}).replace("vx=4 must be <= bmx=1",
+                                                                                          "VX <= BX")
+    assert "W*B*C" in opencl_why_illegal(st, {**opencl_baseline(), "wgx": 16, "bmx": 4})
+    assert opencl_why_illegal(st, {**opencl_baseline(), "wgx": 64, "wgy": 32}) is not None  # 2048 work-items
+
+
+def test_shared_test_cases_are_legal() -> None:
+    for name in CSTUNER_STENCILS:
+        st = cstuner_stencil(name, 32)
+        for opt in CUDA_OPTS:
+            if opt == "retime" and name not in ("j3d7pt", "j3d27pt", "hypterm"):
+                assert cuda_why_illegal(st, cuda_config(opt)) is not None
+                continue
+            assert cuda_why_illegal(st, cuda_config(opt)) is None, (name, opt)
+    st = synthetic("box", 3, 2, size=32)
+    for opt in OPENCL_OPTS:
+        assert opencl_why_illegal(st, opencl_config(opt)) is None, opt
