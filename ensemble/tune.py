@@ -95,18 +95,15 @@ class Tuner:
 
     def __init__(self, space: Any, *, objective: Any = None, **settings: Any) -> None:
         from ensemble.objective import Minimize
-        from ensemble.registry import create_technique
+        from ensemble.driver.local import make_technique
         from ensemble.storage import Storage
 
         self.settings = RunSettings(**settings)
         self.space = space
         self.objective = objective if objective is not None else Minimize("time")
         space.sample(np.random.default_rng(self.settings.seed), 1)
-        self.technique = create_technique(self.settings.technique, seed=self.settings.seed,
-                                          **self.settings.technique_options)
-        self.technique.bind(space, budget=self.settings.test_limit,
-                            rng=np.random.default_rng(self.settings.seed))
-        self.storage = Storage(self.settings.database)
+        self.technique = make_technique(self.settings, space)
+        self.storage = Storage(self.settings.database, busy_timeout_s=self.settings.busy_timeout)
         self.run_id, self.run_name, resumed = open_run(
             self.storage, self.settings, app_ref="ensemble.tune:Tuner", space=space,
             objective=self.objective, app_argv=[])

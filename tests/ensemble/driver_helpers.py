@@ -121,3 +121,14 @@ class SlowQuadApp(BigQuadApp):
 
         time.sleep(0.005)
         return super().run(config, limit)
+
+
+class FlagApp(QuadApp):
+    """QuadApp with an app-specific flag added to its objective."""
+
+    @classmethod
+    def add_arguments(cls, parser: Any) -> None:
+        parser.add_argument("--offset", type=int, default=0)
+
+    def run(self, config: dict[str, Any], limit: float | None) -> Any:
+        return float(super().run(config, limit).time + self.args.offset)
