@@ -18,7 +18,7 @@ from typing import Any
 
 from ensemble.errors import StorageError
 
-__all__ = ["dumps", "loads", "FLOAT_TAG"]
+__all__ = ["FLOAT_TAG", "dumps", "loads"]
 
 FLOAT_TAG = "__float__"
 _SPECIALS = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}

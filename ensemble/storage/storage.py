@@ -19,11 +19,11 @@ import math
 import os
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Self
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql as _pg
-from sqlalchemy.dialects import sqlite as _sqlite
+from sqlalchemy.dialects.postgresql import insert as _pg_insert
+from sqlalchemy.dialects.sqlite import insert as _sqlite_insert
 
 from ensemble.errors import RunExistsError, StorageError
 from ensemble.storage import jsonenc, schema
@@ -38,6 +38,7 @@ from ensemble.storage.records import (
     RunRecord,
     TrialRow,
 )
+from ensemble.storage.statements import Statements
 
 __all__ = ["Storage", "default_database_url"]
 
@@ -61,25 +62,6 @@ def _value(x: float | None) -> float | None:
 def _chunks(seq: Sequence[Any]) -> Iterable[Sequence[Any]]:
     for i in range(0, len(seq), _CHUNK):
         yield seq[i : i + _CHUNK]
-
-
-def _finished_columns() -> list[sa.ColumnElement[Any]]:
-    return [
-        requests.c.id.label("request_id"),
-        requests.c.configuration_id,
-        configurations.c.hash,
-        configurations.c.data_json,
-        requests.c.technique,
-        results.c.state,
-        results.c.value,
-        requests.c.duplicate,
-        requests.c.worker,
-        results.c.cost,
-        results.c.reason,
-        requests.c.finished_at,
-        results.c.metrics_json,
-        results.c.times_json,
-    ]
 
 
 def _finished(row: sa.Row[Any]) -> FinishedTrial:
@@ -119,7 +101,7 @@ class Storage:
         except BaseException:
             self._db.dispose()
             raise
-        self._insert = _pg.insert if self._dialect == "postgresql" else _sqlite.insert
+        self._sql = Statements.build(self._dialect)
 
     @property
     def url(self) -> str:
@@ -130,7 +112,7 @@ class Storage:
         """Release pooled connections (the object reconnects if used again)."""
         self._db.dispose()
 
-    def __enter__(self) -> Storage:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -163,8 +145,9 @@ class Storage:
             for key, val in (("space_json", space_json), ("objective_json", objective_json),
                              ("settings_json", settings_json))
         }
+        insert = _pg_insert if self._dialect == "postgresql" else _sqlite_insert
         stmt = (
-            self._insert(runs)
+            insert(runs)
             .values(name=name, app=app, space_hash=space_hash, status="created",
                     created_at=self._now, updated_at=self._now, **texts)
             .on_conflict_do_nothing(index_elements=[runs.c.name])
@@ -223,26 +206,15 @@ class Storage:
         first_json = {}
         for it in items:
             first_json.setdefault(it.config_hash, it.config_json)
+        sql = self._sql
         with self._db.begin() as conn:
-            conn.execute(
-                self._insert(configurations).on_conflict_do_nothing(
-                    index_elements=[configurations.c.run_id, configurations.c.hash]
-                ),
-                [{"run_id": run_id, "hash": h, "data_json": first_json[h]} for h in hashes],
-            )
+            conn.execute(sql.config_insert, [{"run_id": run_id, "hash": h, "data_json": first_json[h]} for h in hashes])
             config_ids: dict[str, int] = {}
             for chunk in _chunks(hashes):
-                rows = conn.execute(
-                    sa.select(configurations.c.hash, configurations.c.id).where(
-                        configurations.c.run_id == run_id, configurations.c.hash.in_(chunk)
-                    )
-                )
-                config_ids.update({h: i for h, i in rows})
+                config_ids.update({h: i for h, i in conn.execute(sql.config_ids, {"run_id": run_id, "hashes": chunk})})
             sources = self._duplicate_sources(conn, run_id, items, config_ids)
             ids = conn.execute(
-                sa.insert(requests)
-                .values(created_at=self._now)
-                .returning(requests.c.id, sort_by_parameter_order=True),
+                sql.request_insert,
                 [
                     {
                         "run_id": run_id,
@@ -258,11 +230,9 @@ class Storage:
             ).scalars().all()
             dup_ids = [rid for rid, it in zip(ids, items) if it.duplicate]
             if dup_ids:
+                conn.execute(sql.mark_finished, {"ids": dup_ids})
                 conn.execute(
-                    sa.update(requests).where(requests.c.id.in_(dup_ids)).values(finished_at=self._now)
-                )
-                conn.execute(
-                    sa.insert(results).values(created_at=self._now),
+                    sql.result_insert,
                     [
                         {**sources[it.config_hash]._asdict(), "request_id": rid, "run_id": run_id,
                          "configuration_id": config_ids[it.config_hash], "cost": 0.0}
@@ -281,13 +251,7 @@ class Storage:
             if not it.duplicate or it.config_hash in sources:
                 continue
             row = conn.execute(
-                sa.select(results.c.state, results.c.value, results.c.metrics_json, results.c.times_json,
-                          results.c.reason)
-                .join(requests, requests.c.id == results.c.request_id)
-                .where(results.c.configuration_id == config_ids[it.config_hash],
-                       requests.c.duplicate.is_(False))
-                .order_by(results.c.request_id)
-                .limit(1)
+                self._sql.duplicate_source, {"configuration_id": config_ids[it.config_hash]}
             ).first()
             if row is None:
                 raise StorageError(
@@ -307,26 +271,12 @@ class Storage:
         """
         if n < 1:
             return []
-        pick = (
-            sa.select(requests.c.id, requests.c.configuration_id, requests.c.limit_s, configurations.c.data_json)
-            .join(configurations, configurations.c.id == requests.c.configuration_id)
-            .where(requests.c.run_id == run_id, requests.c.state == "WAITING")
-            .order_by(requests.c.id)
-            .limit(n)
-        )
-        if self._dialect == "postgresql":
-            pick = pick.with_for_update(skip_locked=True, of=requests)
         with self._db.begin() as conn:
-            rows = conn.execute(pick).all()
+            rows = conn.execute(self._sql.claim_pick, {"run_id": run_id, "n": n}).all()
             if not rows:
                 return []
             won = set(
-                conn.execute(
-                    sa.update(requests)
-                    .where(requests.c.id.in_([r.id for r in rows]), requests.c.state == "WAITING")
-                    .values(state="RUNNING", worker=worker, claimed_at=self._now, heartbeat_at=self._now)
-                    .returning(requests.c.id)
-                ).scalars()
+                conn.execute(self._sql.claim_update, {"ids": [r.id for r in rows], "b_worker": worker}).scalars()
             )
         return [Claim(r.id, r.configuration_id, r.data_json, r.limit_s) for r in rows if r.id in won]
 
@@ -338,11 +288,7 @@ class Storage:
             return 0
         with self._db.begin() as conn:
             for chunk in _chunks(ids):
-                touched += conn.execute(
-                    sa.update(requests)
-                    .where(requests.c.id.in_(chunk), requests.c.worker == worker, requests.c.state == "RUNNING")
-                    .values(heartbeat_at=self._now)
-                ).rowcount
+                touched += conn.execute(self._sql.heartbeat, {"ids": list(chunk), "b_worker": worker}).rowcount
         return touched
 
     def finish(
@@ -367,19 +313,15 @@ class Storage:
         times_json = jsonenc.dumps(list(times or ()), where="times")
         with self._db.begin() as conn:
             row = conn.execute(
-                sa.update(requests)
-                .where(requests.c.id == request_id, requests.c.state == "RUNNING", requests.c.worker == worker)
-                .values(state=state, finished_at=self._now)
-                .returning(requests.c.run_id, requests.c.configuration_id)
+                self._sql.finish_update, {"rid": request_id, "b_worker": worker, "b_state": state}
             ).first()
             if row is None:
                 return False
             conn.execute(
-                sa.insert(results).values(
-                    request_id=request_id, run_id=row.run_id, configuration_id=row.configuration_id,
-                    state=state, value=_value(value), metrics_json=metrics_json, times_json=times_json,
-                    cost=None if cost is None else float(cost), reason=reason, created_at=self._now,
-                )
+                self._sql.result_insert,
+                {"request_id": request_id, "run_id": row.run_id, "configuration_id": row.configuration_id,
+                 "state": state, "value": _value(value), "metrics_json": metrics_json, "times_json": times_json,
+                 "cost": None if cost is None else float(cost), "reason": reason},
             )
         return True
 
@@ -406,31 +348,14 @@ class Storage:
         ids it already has: that never misses a result, even on PostgreSQL
         where transactions commit out of order.
         """
-        stmt = (
-            sa.select(*_finished_columns())
-            .select_from(results)
-            .join(requests, requests.c.id == results.c.request_id)
-            .join(configurations, configurations.c.id == results.c.configuration_id)
-            .where(results.c.run_id == run_id, results.c.request_id > after_request_id)
-            .order_by(results.c.request_id)
-        )
+        params = {"run_id": run_id, "after": after_request_id}
         with self._db.begin(write=False) as conn:
-            return [_finished(r) for r in conn.execute(stmt)]
+            return [_finished(r) for r in conn.execute(self._sql.finished_since, params)]
 
     def result_for_hash(self, run_id: int, config_hash: str) -> FinishedTrial | None:
         """The earliest measured (non-duplicate) result for a configuration of this run, or None."""
-        stmt = (
-            sa.select(*_finished_columns())
-            .select_from(results)
-            .join(requests, requests.c.id == results.c.request_id)
-            .join(configurations, configurations.c.id == results.c.configuration_id)
-            .where(configurations.c.run_id == run_id, configurations.c.hash == config_hash,
-                   requests.c.duplicate.is_(False))
-            .order_by(results.c.request_id)
-            .limit(1)
-        )
         with self._db.begin(write=False) as conn:
-            row = conn.execute(stmt).first()
+            row = conn.execute(self._sql.result_for_hash, {"run_id": run_id, "hash": config_hash}).first()
         return None if row is None else _finished(row)
 
     def counts(self, run_id: int) -> dict[str, int]:
@@ -494,11 +419,8 @@ class Storage:
     def put_state(self, run_id: int, key: str, obj: Any) -> None:
         """Store a JSON-able object under ``key`` for the run (replacing any earlier one)."""
         data = jsonenc.dumps(obj, where=f"state {key!r}")
-        stmt = self._insert(run_state).values(run_id=run_id, key=key, data_json=data)
-        stmt = stmt.on_conflict_do_update(index_elements=[run_state.c.run_id, run_state.c.key],
-                                          set_={"data_json": stmt.excluded.data_json})
         with self._db.begin() as conn:
-            conn.execute(stmt)
+            conn.execute(self._sql.state_upsert, {"run_id": run_id, "key": key, "data_json": data})
 
     def get_state(self, run_id: int, key: str, default: Any = None) -> Any:
         """The object stored under ``key`` for the run, or ``default``."""

@@ -123,7 +123,7 @@ class StorageConformance:
         assert (counts[state], counts["measured"], counts["unique"], counts["requests"]) == (1, 1, 1, 1)
 
     def test_finish_refuses_waiting_and_foreign_requests(self, storage, run_id):
-        a, b = storage.add_requests(run_id, [req(1), req(2)])
+        a, _b = storage.add_requests(run_id, [req(1), req(2)])
         assert not storage.finish(a, "w1", state="OK", value=1.0)  # still WAITING
         storage.claim(run_id, "w1")
         assert not storage.finish(a, "w2", state="OK", value=1.0)  # RUNNING by someone else
