@@ -25,7 +25,14 @@ from ensemble.errors import (
     StorageError,
     TechniqueError,
 )
-from ensemble.objective import Lexicographic, Maximize, Minimize, Objective, Pareto, WeightedSum
+from ensemble.objective import (
+    Lexicographic,
+    Maximize,
+    Minimize,
+    Objective,
+    Pareto,
+    WeightedSum,
+)
 from ensemble.result import Result, TrialState, coerce_result
 from ensemble.space import (
     Boolean,
@@ -54,7 +61,7 @@ _LAZY: dict[str, str] = {
     "RunSettings": "ensemble.settings",
 }
 
-__all__ = [
+__all__ = [  # noqa: RUF022 - grouped by topic
     # space
     "SearchSpace",
     "Parameter",

@@ -11,17 +11,17 @@ keep working.  Messages name the offending argument and say how to fix it.
 from __future__ import annotations
 
 __all__ = [
-    "EnsembleError",
-    "SpaceError",
-    "InfeasibleSpaceError",
     "ConfigurationError",
-    "StorageError",
     "DatabaseLockedError",
-    "SchemaVersionError",
-    "RunExistsError",
-    "ObjectiveError",
-    "TechniqueError",
+    "EnsembleError",
+    "InfeasibleSpaceError",
     "MissingExtraError",
+    "ObjectiveError",
+    "RunExistsError",
+    "SchemaVersionError",
+    "SpaceError",
+    "StorageError",
+    "TechniqueError",
 ]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 
-__all__ = ["get_logger", "enable_default_handler", "disable_default_handler", "ROOT"]
+__all__ = ["ROOT", "disable_default_handler", "enable_default_handler", "get_logger"]
 
 ROOT = "ensemble"
 
@@ -37,7 +37,9 @@ def enable_default_handler(level: int = logging.INFO) -> logging.Handler:
             logger.setLevel(level)
             return h
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("[%(asctime)s %(levelname)s %(name)s] %(message)s"))
+    handler.setFormatter(
+        logging.Formatter("[%(asctime)s %(levelname)s %(name)s] %(message)s")
+    )
     handler._ensemble_default = True  # type: ignore[attr-defined]
     logger.addHandler(handler)
     logger.setLevel(level)

@@ -28,12 +28,12 @@ from ensemble.errors import ObjectiveError
 from ensemble.result import Result
 
 __all__ = [
-    "Objective",
-    "Minimize",
-    "Maximize",
     "Lexicographic",
-    "WeightedSum",
+    "Maximize",
+    "Minimize",
+    "Objective",
     "Pareto",
+    "WeightedSum",
     "objective_from_json",
 ]
 
@@ -46,7 +46,9 @@ def _metric(result: Result, name: str) -> float:
             f"add it: Result(metrics={{{name!r}: ...}}) (got metrics {sorted(result.metrics)})"
         )
     if math.isnan(v):
-        raise ObjectiveError(f"metric {name!r} is NaN; report a failure with state='FAILED'")
+        raise ObjectiveError(
+            f"metric {name!r} is NaN; report a failure with state='FAILED'"
+        )
     return float(v)
 
 
@@ -136,7 +138,9 @@ class Lexicographic(Objective):
 
     def __init__(self, parts: Sequence[Objective | str]) -> None:
         if not parts:
-            raise ObjectiveError("Lexicographic(parts): give at least one metric or objective")
+            raise ObjectiveError(
+                "Lexicographic(parts): give at least one metric or objective"
+            )
         self.parts = [_sub(p) for p in parts]
 
     def key(self, result: Result) -> tuple[float, ...]:
@@ -174,9 +178,13 @@ class WeightedSum(Objective):
 
     kind = "WeightedSum"
 
-    def __init__(self, weights: Mapping[str, float], baseline: Mapping[str, float]) -> None:
+    def __init__(
+        self, weights: Mapping[str, float], baseline: Mapping[str, float]
+    ) -> None:
         if not weights:
-            raise ObjectiveError("WeightedSum(weights): give at least one metric weight")
+            raise ObjectiveError(
+                "WeightedSum(weights): give at least one metric weight"
+            )
         missing = [m for m in weights if m not in baseline]
         if missing:
             raise ObjectiveError(
@@ -192,7 +200,9 @@ class WeightedSum(Objective):
         self.baseline = {k: float(baseline[k]) for k in weights}
 
     def _scalar(self, result: Result) -> float:
-        return sum(w * _metric(result, m) / self.baseline[m] for m, w in self.weights.items())
+        return sum(
+            w * _metric(result, m) / self.baseline[m] for m, w in self.weights.items()
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.kind, "weights": self.weights, "baseline": self.baseline}
@@ -208,10 +218,15 @@ class Pareto(Objective):
 
     kind = "Pareto"
 
-    def __init__(self, metrics: Sequence[Objective | str],
-                 scale: Mapping[str, float] | None = None) -> None:
+    def __init__(
+        self,
+        metrics: Sequence[Objective | str],
+        scale: Mapping[str, float] | None = None,
+    ) -> None:
         if len(metrics) < 2:
-            raise ObjectiveError("Pareto(metrics): give at least two metrics to trade off")
+            raise ObjectiveError(
+                "Pareto(metrics): give at least two metrics to trade off"
+            )
         self.parts = [_sub(m) for m in metrics]
         self.scale = dict(scale or {})
 
@@ -240,7 +255,11 @@ class Pareto(Objective):
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.kind, "parts": [p.to_json() for p in self.parts], "scale": self.scale}
+        return {
+            "type": self.kind,
+            "parts": [p.to_json() for p in self.parts],
+            "scale": self.scale,
+        }
 
 
 def objective_from_json(d: Mapping[str, Any]) -> Objective:

@@ -18,17 +18,17 @@ from typing import Any
 from ensemble.errors import EnsembleError, MissingExtraError, TechniqueError
 
 __all__ = [
-    "TECHNIQUES",
     "APPS",
     "EXTRAS",
+    "TECHNIQUES",
+    "app_names",
+    "create_technique",
+    "load_app",
+    "load_technique",
     "register",
     "register_app",
-    "technique_names",
-    "app_names",
-    "load_technique",
-    "load_app",
-    "create_technique",
     "resolve",
+    "technique_names",
 ]
 
 #: technique name -> "module:attr" (a Technique subclass or a factory taking seed=, **options)
@@ -97,7 +97,12 @@ def register(name: str, target: str | type | Any, **options: Any) -> None:
         )
     if options or (isinstance(target, str) and ":" not in target):
         base = target if isinstance(target, str) else _object_path(target)
-        if isinstance(base, str) and ":" not in base and base not in TECHNIQUES and base not in _VARIANTS:
+        if (
+            isinstance(base, str)
+            and ":" not in base
+            and base not in TECHNIQUES
+            and base not in _VARIANTS
+        ):
             raise TechniqueError(
                 f"register({name!r}, {base!r}): {base!r} is neither 'module:attr' nor a "
                 f"registered technique; known: {', '.join(technique_names())}"
@@ -111,7 +116,9 @@ def register_app(name: str, target: str | type) -> None:
     """Register an app name -> "module:attr" (or a class); taken names are refused."""
     _load_entry_points("ensemble.apps", APPS)
     if name in APPS:
-        raise EnsembleError(f"register_app(name={name!r}): already registered -> {APPS[name]}")
+        raise EnsembleError(
+            f"register_app(name={name!r}): already registered -> {APPS[name]}"
+        )
     APPS[name] = target if isinstance(target, str) else _object_path(target)
 
 
@@ -140,7 +147,9 @@ def app_names() -> list[str]:
 def resolve(path: str, *, what: str = "technique") -> Any:
     """Import "module:attr"; MissingExtraError names the pip extra when a dependency is absent."""
     if ":" not in path:
-        raise TechniqueError(f"{what} target {path!r} must look like 'package.module:attr'")
+        raise TechniqueError(
+            f"{what} target {path!r} must look like 'package.module:attr'"
+        )
     module_name, attr = path.split(":", 1)
     try:
         module = importlib.import_module(module_name)
@@ -151,7 +160,11 @@ def resolve(path: str, *, what: str = "technique") -> Any:
                 f"{what} {path!r} needs the optional package {missing!r}: "
                 f"pip install 'ensemble-tuner[{EXTRAS[missing]}]'"
             ) from exc
-        if missing and missing != module_name.split(".")[0] and not module_name.startswith(missing):
+        if (
+            missing
+            and missing != module_name.split(".")[0]
+            and not module_name.startswith(missing)
+        ):
             raise MissingExtraError(
                 f"{what} {path!r} needs the package {missing!r}, which is not installed: "
                 f"pip install {missing}"
@@ -175,8 +188,10 @@ def load_technique(name: str) -> Any:
     """The class or factory registered as technique ``name``."""
     names = technique_names()
     if name in _VARIANTS:
-        return load_technique(_VARIANTS[name][0]) if ":" not in _VARIANTS[name][0] else resolve(
-            _VARIANTS[name][0]
+        return (
+            load_technique(_VARIANTS[name][0])
+            if ":" not in _VARIANTS[name][0]
+            else resolve(_VARIANTS[name][0])
         )
     if name not in TECHNIQUES:
         raise TechniqueError(
@@ -201,7 +216,9 @@ def create_technique(name: str, seed: int | None = None, **options: Any) -> Any:
     try:
         return factory(seed=seed, **options)
     except TypeError as exc:
-        raise TechniqueError(f"technique {name!r}: bad options {sorted(options)}: {exc}") from exc
+        raise TechniqueError(
+            f"technique {name!r}: bad options {sorted(options)}: {exc}"
+        ) from exc
 
 
 def _set_name(obj: Any, name: str) -> None:
@@ -215,9 +232,15 @@ def load_app(name: str) -> Any:
     """The TunerApp subclass registered as ``name``."""
     names = app_names()
     if name not in APPS:
-        raise EnsembleError(f"unknown app {name!r}; known apps: {', '.join(names) or '(none)'}")
+        raise EnsembleError(
+            f"unknown app {name!r}; known apps: {', '.join(names) or '(none)'}"
+        )
     return resolve(APPS[name], what="app")
 
 
 def _snapshot() -> Mapping[str, Any]:  # pragma: no cover - debugging helper
-    return {"techniques": dict(TECHNIQUES), "variants": dict(_VARIANTS), "apps": dict(APPS)}
+    return {
+        "techniques": dict(TECHNIQUES),
+        "variants": dict(_VARIANTS),
+        "apps": dict(APPS),
+    }

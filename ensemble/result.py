@@ -16,7 +16,7 @@ from typing import Any
 
 from ensemble.errors import ObjectiveError
 
-__all__ = ["TrialState", "Result", "coerce_result", "FINISHED_STATES"]
+__all__ = ["FINISHED_STATES", "Result", "TrialState", "coerce_result"]
 
 
 class TrialState(str, enum.Enum):
@@ -44,7 +44,9 @@ def _number(x: Any, what: str) -> float:
             x = x.item()
             if not isinstance(x, bool) and isinstance(x, (int, float)):
                 return _number(x, what)
-        raise ObjectiveError(f"{what} = {x!r} ({type(x).__name__}) is not a number; return a float")
+        raise ObjectiveError(
+            f"{what} = {x!r} ({type(x).__name__}) is not a number; return a float"
+        )
     x = float(x)
     if math.isnan(x):
         raise ObjectiveError(
@@ -104,8 +106,10 @@ def coerce_result(returned: Any) -> Result:
     """
     if isinstance(returned, Result):
         r = returned
-    elif isinstance(returned, (int, float)) and not isinstance(returned, bool) or (
-        type(returned).__module__ == "numpy" and hasattr(returned, "item")
+    elif (
+        isinstance(returned, (int, float))
+        and not isinstance(returned, bool)
+        or (type(returned).__module__ == "numpy" and hasattr(returned, "item"))
     ):
         return Result(time=_number(returned, "run() returned a value that"))
     else:
@@ -116,7 +120,9 @@ def coerce_result(returned: Any) -> Result:
     if r.time is not None:
         r.time = _number(r.time, "Result.time")
     if not isinstance(r.metrics, dict):
-        raise ObjectiveError(f"Result.metrics = {r.metrics!r}: give a dict of name -> float")
+        raise ObjectiveError(
+            f"Result.metrics = {r.metrics!r}: give a dict of name -> float"
+        )
     clean = {}
     for k, v in r.metrics.items():
         if not isinstance(k, str):

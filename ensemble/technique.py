@@ -22,7 +22,7 @@ from ensemble.errors import TechniqueError
 if TYPE_CHECKING:
     from ensemble.space import SearchSpace
 
-__all__ = ["Trial", "Technique"]
+__all__ = ["Technique", "Trial"]
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,9 @@ class Technique(abc.ABC):
         self.budget: int | None = None
         self.rng: np.random.Generator = np.random.default_rng(seed)
 
-    def bind(self, space: SearchSpace, *, budget: int | None, rng: np.random.Generator) -> None:
+    def bind(
+        self, space: SearchSpace, *, budget: int | None, rng: np.random.Generator
+    ) -> None:
         """Attach to a space before the first proposal; the driver supplies ``rng``."""
         self.space = space
         self.budget = budget
@@ -81,7 +83,7 @@ class Technique(abc.ABC):
     def observe(self, trial: Trial) -> None:
         """Result of a configuration this technique proposed."""
 
-    def observe_foreign(self, trial: Trial) -> None:  # noqa: B027 - optional hook
+    def observe_foreign(self, trial: Trial) -> None:
         """Result of a configuration another technique proposed (default: ignore)."""
 
     def restore(self, trials: Sequence[Trial]) -> None:

@@ -39,6 +39,8 @@ TABLE_LIMIT = 2_000_000
 DFS_BUDGET = 20_000
 #: random index rows tried by vectorised rejection before depth-first search
 BATCH_DRAWS = 1_000_000
+#: the same when a constraint must be evaluated point by point (callables)
+SCALAR_DRAWS = 50_000
 _BLOCK = 1 << 20
 
 
@@ -82,6 +84,7 @@ class Component:
         self._table: np.ndarray | None = None
         self._too_big: float = 0.0  # largest work limit a join already failed under
         self._pos = pos
+        self._vectorised = all(c.expression is not None for c in constraints)
         # expression constraints that can prune partial rows right after parameter j
         self._touch: list[list[Constraint]] = [[] for _ in params]
         self._ranges: list[tuple[float, float]] = []
@@ -89,7 +92,11 @@ class Component:
             for arr in self._values:
                 num = arr.dtype.kind in "iufb" and arr.size > 0
                 a = arr.astype(float) if num else None
-                self._ranges.append((float(a.min()), float(a.max())) if a is not None else (-math.inf, math.inf))
+                self._ranges.append(
+                    (float(a.min()), float(a.max()))
+                    if a is not None
+                    else (-math.inf, math.inf)
+                )
             for c in constraints:
                 if c.expression is None:
                     continue
@@ -111,7 +118,13 @@ class Component:
         if not self.discrete or self._too_big >= limit:
             return None
         cards = [p.cardinality for p in self.params]  # type: ignore[attr-defined]
-        dtype = np.int8 if max(cards) < 127 else np.int16 if max(cards) < 32767 else np.int32
+        dtype = (
+            np.int8
+            if max(cards) < 127
+            else np.int16
+            if max(cards) < 32767
+            else np.int32
+        )
         rows = np.zeros((1, 0), dtype=dtype)
         for j, card in enumerate(cards):
             m = rows.shape[0]
@@ -119,7 +132,10 @@ class Component:
                 self._too_big = max(self._too_big, limit)
                 return None
             rows = np.concatenate(
-                [np.repeat(rows, card, axis=0), np.tile(np.arange(card, dtype=dtype), m)[:, None]],
+                [
+                    np.repeat(rows, card, axis=0),
+                    np.tile(np.arange(card, dtype=dtype), m)[:, None],
+                ],
                 axis=1,
             )
             for c in self._due[j]:
@@ -150,7 +166,10 @@ class Component:
         """Bool mask of the rows meeting ``c`` (evaluated in blocks to bound memory)."""
         if rows.shape[0] > _BLOCK:
             return np.concatenate(
-                [self._mask(c, rows[i : i + _BLOCK]) for i in range(0, rows.shape[0], _BLOCK)]
+                [
+                    self._mask(c, rows[i : i + _BLOCK])
+                    for i in range(0, rows.shape[0], _BLOCK)
+                ]
             )
         assert self._values is not None
         n = rows.shape[0]
@@ -182,13 +201,22 @@ class Component:
         alone = []
         for c in self.constraints:
             sub = Component([p for p in self.params if p.name in c.names], [c])
-            if sub.discrete and sub.grid_size <= TABLE_LIMIT and sub.count(TABLE_LIMIT) == 0:
+            if (
+                sub.discrete
+                and sub.grid_size <= TABLE_LIMIT
+                and sub.count(TABLE_LIMIT) == 0
+            ):
                 alone.append(c.label)
         if alone:
-            what = "constraint(s) " + "; ".join(repr(a) for a in alone) + " cannot be met at all"
+            what = (
+                "constraint(s) "
+                + "; ".join(repr(a) for a in alone)
+                + " cannot be met at all"
+            )
         else:
             what = (
-                "constraints " + "; ".join(repr(c.label) for c in self.constraints)
+                "constraints "
+                + "; ".join(repr(c.label) for c in self.constraints)
                 + " cannot be met together"
             )
         return InfeasibleSpaceError(
@@ -232,7 +260,8 @@ class Component:
         got: list[np.ndarray] = []
         have, drawn = 0, 0
         batch = max(4 * n, 1024)
-        while have < n and drawn < BATCH_DRAWS:
+        cap = BATCH_DRAWS if self._vectorised else SCALAR_DRAWS
+        while have < n and drawn < cap:
             rows = self._random_rows(rng, batch)
             drawn += batch
             good = rows[self.valid_rows(rows)]
@@ -248,15 +277,23 @@ class Component:
         allrows = np.concatenate(got)[:n]
         return [self.decode(r) for r in allrows]
 
-    def _sample_search(self, rng: np.random.Generator, n: int = 1) -> list[dict[str, Any]]:
+    def _draw_cap(self) -> int:
+        if not self.discrete:
+            return DFS_BUDGET
+        return BATCH_DRAWS if self._vectorised else SCALAR_DRAWS
+
+    def _sample_search(
+        self, rng: np.random.Generator, n: int = 1
+    ) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         if self.discrete:
             out = self._sample_batches(rng, n)
-        tries = 0
-        while len(out) < n and tries < 5 * n + 5:
-            tries += 1
+        failures = 0
+        while len(out) < n and failures < 3:
             got = self._dfs(rng, prefer=None)
-            if got is not None:
+            if got is None:
+                failures += 1
+            else:
                 out.append(got)
         if not self.discrete:
             for _ in range(DFS_BUDGET):
@@ -269,7 +306,7 @@ class Component:
             raise InfeasibleSpaceError(
                 f"could not find a configuration of {', '.join(self.names)} meeting "
                 + "; ".join(repr(c.label) for c in self.constraints)
-                + f" (random draws: {BATCH_DRAWS if self.discrete else DFS_BUDGET}, then "
+                + f" (random draws: {self._draw_cap()}, then "
                 "depth-first search with pruning); the constraints may be infeasible or very "
                 "tight: relax them, or give names=[...] to callable constraints so the space "
                 "can be split into independent parts"
@@ -282,7 +319,9 @@ class Component:
             idx = rng.permutation(p.cardinality)
             if prefer is not None and p.is_legal(prefer):
                 i0 = p.index_of(prefer)
-                idx = sorted(idx, key=lambda i: abs(int(i) - i0))  # stable: random among ties
+                idx = sorted(
+                    idx, key=lambda i: abs(int(i) - i0)
+                )  # stable: random among ties
             return [p.value_at(int(i)) for i in idx]
         k = 16
         vals = [p.sample(rng) for _ in range(k)]
@@ -291,12 +330,16 @@ class Component:
             scale = 0.05
             near = []
             for _ in range(k):
-                near.append(p.from_unit(np.clip(x0 + rng.normal(0, scale, x0.shape), 0, 1)))
+                near.append(
+                    p.from_unit(np.clip(x0 + rng.normal(0, scale, x0.shape), 0, 1))
+                )
                 scale *= 1.5
             vals = [prefer] + near + vals
         return vals
 
-    def _dfs(self, rng: np.random.Generator, prefer: dict[str, Any] | None) -> dict[str, Any] | None:
+    def _dfs(
+        self, rng: np.random.Generator, prefer: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
         """Depth-first assignment with pruning; None when the node budget runs out."""
         budget = [DFS_BUDGET]
         assignment: dict[str, Any] = {}
@@ -305,7 +348,9 @@ class Component:
             if j == len(self.params):
                 return True
             name = self.names[j]
-            for v in self._candidates(j, rng, None if prefer is None else prefer.get(name)):
+            for v in self._candidates(
+                j, rng, None if prefer is None else prefer.get(name)
+            ):
                 budget[0] -= 1
                 if budget[0] < 0:
                     return False
@@ -322,7 +367,9 @@ class Component:
         return dict(assignment) if ok else None
 
     # --- repair ------------------------------------------------------------
-    def nearest(self, current: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    def nearest(
+        self, current: dict[str, Any], rng: np.random.Generator
+    ) -> dict[str, Any]:
         """The valid assignment nearest to ``current`` (L1 over normalised indices)."""
         t = self.table()
         if t is not None:
@@ -333,8 +380,13 @@ class Component:
                 assert isinstance(p, DiscreteParameter)
                 v = current.get(p.name)
                 here.append(p.index_of(v) if p.is_legal(v) else -p.cardinality)
-            scale = np.array([max(p.cardinality - 1, 1) for p in self.params], dtype=float)  # type: ignore[attr-defined]
-            d = np.abs(t.astype(np.int64) - np.array(here)[None, :]).astype(float) / scale
+            scale = np.array(
+                [max(p.cardinality - 1, 1) for p in self.params], dtype=float
+            )  # type: ignore[attr-defined]
+            d = (
+                np.abs(t.astype(np.int64) - np.array(here)[None, :]).astype(float)
+                / scale
+            )
             dist = d.sum(axis=1)
             best = np.flatnonzero(dist == dist.min())
             return self.decode(t[int(rng.choice(best))])
@@ -345,12 +397,16 @@ class Component:
         got = self._dfs(rng, prefer=current)
         return got if got is not None else self._sample_search(rng, 1)[0]
 
-    def _nearest_local(self, current: dict[str, Any], rng: np.random.Generator) -> dict[str, Any] | None:
+    def _nearest_local(
+        self, current: dict[str, Any], rng: np.random.Generator
+    ) -> dict[str, Any] | None:
         """Nearest valid point among perturbations of ``current`` of growing radius."""
         cards = np.array([p.cardinality for p in self.params], dtype=np.int64)  # type: ignore[attr-defined]
         here = np.array(
-            [p.index_of(current[p.name]) if p.is_legal(current.get(p.name)) else 0  # type: ignore[attr-defined]
-             for p in self.params],
+            [
+                p.index_of(current[p.name]) if p.is_legal(current.get(p.name)) else 0  # type: ignore[attr-defined]
+                for p in self.params
+            ],
             dtype=np.int64,
         )
         scale = np.maximum(cards - 1, 1).astype(float)
@@ -361,7 +417,9 @@ class Component:
             change = rng.random((m, k)) < min(1.0, 2.0 / k)
             change[np.arange(m), rng.integers(k, size=m)] = True
             step = rng.integers(-radius, radius + 1, size=(m, k))
-            rows = np.clip(here[None, :] + np.where(change, step, 0), 0, cards[None, :] - 1)
+            rows = np.clip(
+                here[None, :] + np.where(change, step, 0), 0, cards[None, :] - 1
+            )
             good = rows[self.valid_rows(rows)]
             if good.shape[0]:
                 dist = (np.abs(good - here[None, :]) / scale).sum(axis=1)
@@ -370,7 +428,9 @@ class Component:
         return None
 
 
-def split_components(params: list[Parameter], constraints: list[Constraint]) -> list[Component]:
+def split_components(
+    params: list[Parameter], constraints: list[Constraint]
+) -> list[Component]:
     """Group parameters linked by constraints (union-find), keeping space order."""
     parent = {p.name: p.name for p in params}
 
@@ -397,5 +457,7 @@ def split_components(params: list[Parameter], constraints: list[Constraint]) -> 
     comps = [Component(ps, by_root.get(root, [])) for root, ps in groups.items()]
     for c in constraints:
         if not c.names and not c.holds({}):
-            raise SpaceError(f"constraint {c.label!r} reads no parameter and is always false")
+            raise SpaceError(
+                f"constraint {c.label!r} reads no parameter and is always false"
+            )
     return comps

@@ -96,8 +96,12 @@ class Constraint:
                 "fix the callable so it returns True/False for every configuration"
             ) from exc
 
-    def holds_many(self, columns: Mapping[str, np.ndarray], n: int,
-                   rows: Callable[[], list[dict[str, Any]]]) -> np.ndarray:
+    def holds_many(
+        self,
+        columns: Mapping[str, np.ndarray],
+        n: int,
+        rows: Callable[[], list[dict[str, Any]]],
+    ) -> np.ndarray:
         """Bool mask over ``n`` points: vectorised when possible, else point by point.
 
         ``columns`` maps each name to the values of the points; ``rows`` builds the
@@ -107,7 +111,7 @@ class Constraint:
             try:
                 out = self.expression.vector(columns, n)
                 return np.asarray(out, dtype=bool)
-            except Exception:  # noqa: BLE001 - any vectorisation trouble: exact fallback
+            except Exception:  # noqa: BLE001, S110 - any vectorisation trouble: exact fallback
                 pass
         return np.fromiter((self.holds(r) for r in rows()), dtype=bool, count=n)
 
@@ -128,4 +132,6 @@ class Constraint:
 
 
 def _callable_name(fn: Callable[..., Any]) -> str:
-    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    return (
+        getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    )

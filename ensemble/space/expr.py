@@ -30,7 +30,7 @@ import numpy as np
 
 from ensemble.errors import SpaceError
 
-__all__ = ["Expression", "FUNCTIONS"]
+__all__ = ["FUNCTIONS", "Expression"]
 
 #: functions a constraint may call, with their scalar implementations
 FUNCTIONS: dict[str, Any] = {
@@ -66,14 +66,19 @@ class Expression:
 
     def __init__(self, source: str) -> None:
         if not isinstance(source, str) or not source.strip():
-            raise SpaceError(f"constraint {source!r}: give a non-empty expression string")
+            raise SpaceError(
+                f"constraint {source!r}: give a non-empty expression string"
+            )
         self.source = source
         text = source.strip()
         try:
             tree = ast.parse(text, mode="eval")
         except SyntaxError as exc:
-            raise SpaceError(f"constraint {source!r}: not a Python expression ({exc.msg})") from None
+            raise SpaceError(
+                f"constraint {source!r}: not a Python expression ({exc.msg})"
+            ) from None
         names: list[str] = []
+        called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
         for node in ast.walk(tree):
             if not isinstance(node, _ALLOWED_NODES):
                 raise SpaceError(
@@ -89,18 +94,20 @@ class Expression:
                         f"allowed: {', '.join(sorted(FUNCTIONS))}"
                     )
                 if node.keywords:
-                    raise SpaceError(f"constraint {source!r}: keyword arguments are not allowed")
-            elif isinstance(node, ast.Name) and node.id not in _CONSTANTS:
-                if node.id not in names and not self._is_func_name(tree, node):
-                    names.append(node.id)
+                    raise SpaceError(
+                        f"constraint {source!r}: keyword arguments are not allowed"
+                    )
+            elif (
+                isinstance(node, ast.Name)
+                and node.id not in _CONSTANTS
+                and id(node) not in called
+                and node.id not in names
+            ):
+                names.append(node.id)
         self.tree = tree
         #: parameter names the expression mentions, in order of first use
         self.names: tuple[str, ...] = tuple(names)
         self._code = compile(tree, f"<constraint {text}>", "eval")
-
-    @staticmethod
-    def _is_func_name(tree: ast.AST, name: ast.Name) -> bool:
-        return any(isinstance(n, ast.Call) and n.func is name for n in ast.walk(tree))
 
     def check_names(self, known: Iterable[str]) -> None:
         """Raise SpaceError naming any unknown name and listing the known ones."""
@@ -119,7 +126,7 @@ class Expression:
         for n in self.names:
             env[n] = config[n]
         try:
-            return bool(eval(self._code, {"__builtins__": {}}, env))  # noqa: S307 - checked AST
+            return bool(eval(self._code, {"__builtins__": {}}, env))
         except _SCALAR_ERRORS:
             return False
 
@@ -139,7 +146,9 @@ class Expression:
             truth = _truth(val, n)
         return truth & ~bad if bad is not None else truth
 
-    def _v(self, node: ast.AST, cols: Mapping[str, np.ndarray], n: int) -> tuple[Any, Any]:
+    def _v(
+        self, node: ast.AST, cols: Mapping[str, np.ndarray], n: int
+    ) -> tuple[Any, Any]:
         """Return (value, bad-mask or None) for ``node``."""
         if isinstance(node, ast.Constant):
             if isinstance(node.value, (bool, int, float, str)) or node.value is None:
@@ -176,7 +185,9 @@ class Expression:
             return self._call(node, cols, n)
         raise _Invalid(type(node).__name__)
 
-    def _boolop(self, node: ast.BoolOp, cols: Mapping[str, np.ndarray], n: int) -> tuple[Any, Any]:
+    def _boolop(
+        self, node: ast.BoolOp, cols: Mapping[str, np.ndarray], n: int
+    ) -> tuple[Any, Any]:
         is_and = isinstance(node.op, ast.And)
         result = np.full(n, is_and)
         bad = np.zeros(n, dtype=bool)
@@ -195,7 +206,9 @@ class Expression:
                 live = live & ~t
         return result, bad
 
-    def _compare(self, node: ast.Compare, cols: Mapping[str, np.ndarray], n: int) -> tuple[Any, Any]:
+    def _compare(
+        self, node: ast.Compare, cols: Mapping[str, np.ndarray], n: int
+    ) -> tuple[Any, Any]:
         left, bad = self._v(node.left, cols, n)
         result: Any = np.ones(n, dtype=bool)
         for op, comp in zip(node.ops, node.comparators):
@@ -217,7 +230,9 @@ class Expression:
             left = right
         return result, bad
 
-    def _call(self, node: ast.Call, cols: Mapping[str, np.ndarray], n: int) -> tuple[Any, Any]:
+    def _call(
+        self, node: ast.Call, cols: Mapping[str, np.ndarray], n: int
+    ) -> tuple[Any, Any]:
         fname = node.func.id  # type: ignore[attr-defined]
         args, bad = [], None
         for a in node.args:
@@ -293,7 +308,11 @@ def _eq(a: Any, b: Any, n: int) -> np.ndarray:
     a_str = isinstance(a, str) or (isinstance(a, np.ndarray) and a.dtype.kind == "U")
     b_str = isinstance(b, str) or (isinstance(b, np.ndarray) and b.dtype.kind == "U")
     if a is None or b is None:
-        return np.full(n, a is None and b is None) if not isinstance(a, np.ndarray) and not isinstance(b, np.ndarray) else np.zeros(n, dtype=bool)  # noqa: E501
+        return (
+            np.full(n, a is None and b is None)
+            if not isinstance(a, np.ndarray) and not isinstance(b, np.ndarray)
+            else np.zeros(n, dtype=bool)
+        )
     if a_str != b_str:
         return np.zeros(n, dtype=bool)
     return np.broadcast_to(np.asarray(a == b), (n,))
@@ -306,9 +325,12 @@ def _cmp(op: ast.cmpop, a: Any, b: Any, n: int) -> np.ndarray:
         return ~_eq(a, b, n)
     _numeric(a)
     _numeric(b)
-    f = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}[
-        type(op)
-    ]
+    f = {
+        ast.Lt: operator.lt,
+        ast.LtE: operator.le,
+        ast.Gt: operator.gt,
+        ast.GtE: operator.ge,
+    }[type(op)]
     return np.broadcast_to(np.asarray(f(a, b)), (n,))
 
 

@@ -74,7 +74,9 @@ def certainly_false(
         return np.zeros(n, dtype=bool)
 
 
-def _iv(node: ast.AST, exact: Mapping[str, np.ndarray], ranges: Mapping[str, Any]) -> Any:
+def _iv(
+    node: ast.AST, exact: Mapping[str, np.ndarray], ranges: Mapping[str, Any]
+) -> Any:
     if isinstance(node, ast.Constant):
         v = node.value
         if isinstance(v, bool):
@@ -138,7 +140,9 @@ def _binop(op: ast.operator, a: tuple[Any, Any], b: tuple[Any, Any]) -> Any:
         return _clean(alo - bhi, ahi - blo)
     if isinstance(op, ast.Mult):
         c = [alo * blo, alo * bhi, ahi * blo, ahi * bhi]
-        c = [np.where(np.isnan(x), 0.0, x) for x in c]  # 0 * inf: the product is 0 there
+        c = [
+            np.where(np.isnan(x), 0.0, x) for x in c
+        ]  # 0 * inf: the product is 0 there
         return _clean(np.minimum.reduce(c), np.maximum.reduce(c))
     if isinstance(op, (ast.Div, ast.FloorDiv)):
         safe = (np.asarray(blo) > 0) | (np.asarray(bhi) < 0)
@@ -183,16 +187,22 @@ def _cmp_one(op: ast.cmpop, a: tuple[Any, Any], b: tuple[Any, Any]) -> tuple[Any
     raise _Unknown
 
 
-def _compare(node: ast.Compare, exact: Mapping[str, np.ndarray], ranges: Mapping[str, Any]) -> Any:
+def _compare(
+    node: ast.Compare, exact: Mapping[str, np.ndarray], ranges: Mapping[str, Any]
+) -> Any:
     left = _num(_iv(node.left, exact, ranges))
     mts, mfs = [], []
     for op, comp in zip(node.ops, node.comparators):
         if isinstance(op, (ast.In, ast.NotIn)):
             if not isinstance(comp, (ast.Tuple, ast.List, ast.Set)):
                 raise _Unknown
-            eqs = [_cmp_one(ast.Eq(), left, _num(_iv(e, exact, ranges))) for e in comp.elts]
+            eqs = [
+                _cmp_one(ast.Eq(), left, _num(_iv(e, exact, ranges))) for e in comp.elts
+            ]
             mt = np.logical_or.reduce([e[0] for e in eqs]) if eqs else np.bool_(False)
-            definitely = np.logical_or.reduce([~e[1] for e in eqs]) if eqs else np.bool_(False)
+            definitely = (
+                np.logical_or.reduce([~e[1] for e in eqs]) if eqs else np.bool_(False)
+            )
             if isinstance(op, ast.In):
                 mts.append(mt)
                 mfs.append(~definitely)
@@ -208,7 +218,9 @@ def _compare(node: ast.Compare, exact: Mapping[str, np.ndarray], ranges: Mapping
     return ("bool", np.logical_and.reduce(mts), np.logical_or.reduce(mfs))
 
 
-def _call(node: ast.Call, exact: Mapping[str, np.ndarray], ranges: Mapping[str, Any]) -> Any:
+def _call(
+    node: ast.Call, exact: Mapping[str, np.ndarray], ranges: Mapping[str, Any]
+) -> Any:
     name = node.func.id  # type: ignore[attr-defined]
     args = [_num(_iv(a, exact, ranges)) for a in node.args]
     if name in ("min", "max") and len(args) >= 2:
@@ -221,7 +233,9 @@ def _call(node: ast.Call, exact: Mapping[str, np.ndarray], ranges: Mapping[str, 
         lo2 = np.where(lo >= 0, lo, np.where(hi <= 0, -hi, 0.0))
         return _clean(lo2, np.maximum(np.abs(lo), np.abs(hi)))
     if name in ("ceil", "floor", "int", "round"):
-        f = {"ceil": np.ceil, "floor": np.floor, "int": np.trunc, "round": np.round}[name]
+        f = {"ceil": np.ceil, "floor": np.floor, "int": np.trunc, "round": np.round}[
+            name
+        ]
         # monotone; widen 'round' by one to cover banker's rounding
         pad = 1.0 if name == "round" else 0.0
         return _clean(f(lo) - pad, f(hi) + pad)
@@ -230,5 +244,3 @@ def _call(node: ast.Call, exact: Mapping[str, np.ndarray], ranges: Mapping[str, 
         lo_ok = (lo > 0) if name == "log2" else (lo >= 0)
         return _clean(np.where(lo_ok, f(np.maximum(lo, 1e-300)), -np.inf), f(hi))
     raise _Unknown
-
-

@@ -21,16 +21,16 @@ from ensemble.errors import ConfigurationError, SpaceError
 from ensemble.space.canonical import canonical_json
 
 __all__ = [
-    "Parameter",
-    "DiscreteParameter",
-    "Integer",
-    "Float",
-    "LogInteger",
-    "LogFloat",
-    "PowerOfTwo",
-    "Enum",
     "Boolean",
+    "DiscreteParameter",
+    "Enum",
+    "Float",
+    "Integer",
+    "LogFloat",
+    "LogInteger",
+    "Parameter",
     "Permutation",
+    "PowerOfTwo",
     "parameter_from_json",
 ]
 
@@ -101,7 +101,9 @@ class Parameter:
         raise NotImplementedError
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and canonical_json(self.to_json()) == canonical_json(
+        return type(other) is type(self) and canonical_json(
+            self.to_json()
+        ) == canonical_json(
             other.to_json()  # type: ignore[attr-defined]
         )
 
@@ -151,7 +153,7 @@ class DiscreteParameter(Parameter):
 
     def from_unit(self, x: Sequence[float]) -> Any:
         n = self.cardinality
-        i = int(math.floor(min(max(float(x[0]), 0.0), 1.0) * n))
+        i = math.floor(min(max(float(x[0]), 0.0), 1.0) * n)
         return self.value_at(min(i, n - 1))
 
     def sample(self, rng: np.random.Generator) -> Any:
@@ -166,7 +168,9 @@ class Integer(DiscreteParameter):
     def __init__(self, name: str, low: int, high: int) -> None:
         super().__init__(name)
         if not (_is_int(low) and _is_int(high)):
-            raise SpaceError(f"Integer {name!r}: low and high must be ints, got {low!r}, {high!r}")
+            raise SpaceError(
+                f"Integer {name!r}: low and high must be ints, got {low!r}, {high!r}"
+            )
         if low > high:
             raise SpaceError(f"Integer {name!r}: low={low} > high={high}; swap them")
         self.low, self.high = int(low), int(high)
@@ -187,7 +191,12 @@ class Integer(DiscreteParameter):
         return f"integers {self.low}..{self.high}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.kind, "name": self.name, "low": self.low, "high": self.high}
+        return {
+            "type": self.kind,
+            "name": self.name,
+            "low": self.low,
+            "high": self.high,
+        }
 
 
 class LogInteger(Integer):
@@ -205,7 +214,10 @@ class LogInteger(Integer):
         if self.high == self.low:
             return [0.5]
         # cell of value v on the log axis is [log(v-0.5), log(v+0.5)), clipped to the range
-        lo, hi = math.log(self.low - 0.5 if self.low > 1 else 1.0), math.log(self.high + 0.5)
+        lo, hi = (
+            math.log(self.low - 0.5 if self.low > 1 else 1.0),
+            math.log(self.high + 0.5),
+        )
         v = self.low + i
         a = max(math.log(v - 0.5), lo) if v > 1 else lo
         b = min(math.log(v + 0.5), hi)
@@ -214,11 +226,14 @@ class LogInteger(Integer):
     def from_unit(self, x: Sequence[float]) -> Any:
         if self.high == self.low:
             return self.low
-        lo, hi = math.log(self.low - 0.5 if self.low > 1 else 1.0), math.log(self.high + 0.5)
+        lo, hi = (
+            math.log(self.low - 0.5 if self.low > 1 else 1.0),
+            math.log(self.high + 0.5),
+        )
         t = min(max(float(x[0]), 0.0), 1.0)
         v = math.exp(lo + t * (hi - lo))
         # v lies in the cell [k-0.5, k+0.5) of integer k
-        return min(max(int(math.floor(v + 0.5)), self.low), self.high)
+        return min(max(math.floor(v + 0.5), self.low), self.high)
 
     def sample(self, rng: np.random.Generator) -> Any:
         return self.from_unit(rng.random(1))
@@ -233,7 +248,9 @@ class PowerOfTwo(DiscreteParameter):
         super().__init__(name)
         for label, v in (("low", low), ("high", high)):
             if not _is_int(v) or v < 1 or (int(v) & (int(v) - 1)) != 0:
-                raise SpaceError(f"PowerOfTwo {name!r}: {label}={v!r} must be a power of two >= 1")
+                raise SpaceError(
+                    f"PowerOfTwo {name!r}: {label}={v!r} must be a power of two >= 1"
+                )
         if low > high:
             raise SpaceError(f"PowerOfTwo {name!r}: low={low} > high={high}; swap them")
         self.low, self.high = int(low), int(high)
@@ -244,7 +261,11 @@ class PowerOfTwo(DiscreteParameter):
         return self.high.bit_length() - self.low.bit_length() + 1
 
     def index_of(self, value: Any) -> int:
-        if not _is_int(value) or not self.low <= value <= self.high or (value & (value - 1)):
+        if (
+            not _is_int(value)
+            or not self.low <= value <= self.high
+            or (value & (value - 1))
+        ):
             raise self._bad(value)
         return int(value).bit_length() - 1 - self._e0
 
@@ -255,7 +276,12 @@ class PowerOfTwo(DiscreteParameter):
         return f"powers of two {self.low}..{self.high}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.kind, "name": self.name, "low": self.low, "high": self.high}
+        return {
+            "type": self.kind,
+            "name": self.name,
+            "low": self.low,
+            "high": self.high,
+        }
 
 
 class Enum(DiscreteParameter):
@@ -278,7 +304,9 @@ class Enum(DiscreteParameter):
                 )
             key = canonical_json(v)
             if key in self._index:
-                raise SpaceError(f"Enum {name!r}: value {v!r} appears twice; list each once")
+                raise SpaceError(
+                    f"Enum {name!r}: value {v!r} appears twice; list each once"
+                )
             v = v.item() if isinstance(v, np.generic) else v
             self._index[key] = len(self._values)
             self._values.append(v)
@@ -331,9 +359,13 @@ class Float(Parameter):
         if not (_is_real(low) and _is_real(high)) or not (
             math.isfinite(low) and math.isfinite(high)
         ):
-            raise SpaceError(f"{self.kind} {name!r}: low and high must be finite numbers")
+            raise SpaceError(
+                f"{self.kind} {name!r}: low and high must be finite numbers"
+            )
         if low > high:
-            raise SpaceError(f"{self.kind} {name!r}: low={low} > high={high}; swap them")
+            raise SpaceError(
+                f"{self.kind} {name!r}: low={low} > high={high}; swap them"
+            )
         self.low, self.high = float(low), float(high)
 
     def is_legal(self, value: Any) -> bool:
@@ -356,10 +388,17 @@ class Float(Parameter):
     def from_unit(self, x: Sequence[float]) -> float:
         a, b = self._fwd(self.low), self._fwd(self.high)
         t = min(max(float(x[0]), 0.0), 1.0)
+        if t == 0.0 or t == 1.0:  # exact bounds, whatever exp(log(x)) rounds to
+            return self.low if t == 0.0 else self.high
         return float(min(max(self._inv(a + t * (b - a)), self.low), self.high))
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.kind, "name": self.name, "low": self.low, "high": self.high}
+        return {
+            "type": self.kind,
+            "name": self.name,
+            "low": self.low,
+            "high": self.high,
+        }
 
 
 class LogFloat(Float):
@@ -393,7 +432,9 @@ class Permutation(DiscreteParameter):
         super().__init__(name)
         items = list(items)
         if not items:
-            raise SpaceError(f"Permutation {name!r}: items is empty; give at least one item")
+            raise SpaceError(
+                f"Permutation {name!r}: items is empty; give at least one item"
+            )
         keys = [canonical_json(v) for v in items]
         if len(set(keys)) != len(keys):
             raise SpaceError(f"Permutation {name!r}: items must be distinct")
@@ -467,7 +508,16 @@ class Permutation(DiscreteParameter):
 
 _TYPES: dict[str, type[Parameter]] = {
     cls.kind: cls
-    for cls in (Integer, LogInteger, PowerOfTwo, Enum, Boolean, Float, LogFloat, Permutation)
+    for cls in (
+        Integer,
+        LogInteger,
+        PowerOfTwo,
+        Enum,
+        Boolean,
+        Float,
+        LogFloat,
+        Permutation,
+    )
 }
 
 

@@ -54,7 +54,9 @@ class SearchSpace:
                     "PowerOfTwo, Enum, Boolean or Permutation"
                 )
             if p.name in self._params:
-                raise SpaceError(f"add(): parameter {p.name!r} is already in the space; rename one")
+                raise SpaceError(
+                    f"add(): parameter {p.name!r} is already in the space; rename one"
+                )
             self._params[p.name] = p
             self._slices[p.name] = slice(self._dims, self._dims + p.dims)
             self._dims += p.dims
@@ -70,7 +72,9 @@ class SearchSpace:
         parameters the callable reads; without it the callable is assumed to read
         all of them, which prevents splitting the space into independent parts.
         """
-        self._constraints.append(Constraint(rule, known=list(self._params), label=name, names=names))
+        self._constraints.append(
+            Constraint(rule, known=list(self._params), label=name, names=names)
+        )
         self._components = None
         return self
 
@@ -132,7 +136,9 @@ class SearchSpace:
     def check(self, config: Mapping[str, Any]) -> None:
         """Raise ConfigurationError naming the parameter or constraint at fault."""
         if not isinstance(config, Mapping):
-            raise ConfigurationError(f"config {config!r} must be a dict of parameter name -> value")
+            raise ConfigurationError(
+                f"config {config!r} must be a dict of parameter name -> value"
+            )
         missing = [n for n in self._params if n not in config]
         extra = [n for n in config if n not in self._params]
         if missing or extra:
@@ -144,7 +150,9 @@ class SearchSpace:
             p.check(config[n])
         for c in self._constraints:
             if not c.holds(config):
-                raise ConfigurationError(f"config violates constraint {c.label!r}: {dict(config)}")
+                raise ConfigurationError(
+                    f"config violates constraint {c.label!r}: {dict(config)}"
+                )
 
     def is_valid(self, config: Mapping[str, Any]) -> bool:
         """True when ``config`` is a point of the space meeting every constraint."""
@@ -165,11 +173,10 @@ class SearchSpace:
         out = np.empty(self._dims, dtype=float)
         for n, p in self._params.items():
             if n not in config:
-                raise ConfigurationError(f"to_unit(): config has no value for parameter {n!r}")
-            try:
-                out[self._slices[n]] = p.to_unit(config[n])
-            except ConfigurationError:
-                raise
+                raise ConfigurationError(
+                    f"to_unit(): config has no value for parameter {n!r}"
+                )
+            out[self._slices[n]] = p.to_unit(config[n])
         return out
 
     def from_unit(self, x: Sequence[float] | np.ndarray) -> dict[str, Any]:
@@ -206,7 +213,9 @@ class SearchSpace:
             merged.update(d)
         return {k: merged[k] for k in self._params}
 
-    def repair(self, config: Mapping[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    def repair(
+        self, config: Mapping[str, Any], rng: np.random.Generator
+    ) -> dict[str, Any]:
         """The valid configuration nearest to ``config`` in the index view.
 
         Components whose part of ``config`` is already valid are kept as they are;
@@ -226,7 +235,9 @@ class SearchSpace:
             parts.append(part)
         return self._merge(parts)
 
-    def neighbours(self, config: Mapping[str, Any], rng: np.random.Generator) -> list[dict[str, Any]]:
+    def neighbours(
+        self, config: Mapping[str, Any], rng: np.random.Generator
+    ) -> list[dict[str, Any]]:
         """Valid configurations one step away (one index +-1, adjacent swap), shuffled."""
         out = []
         for n, p in self._params.items():
@@ -331,7 +342,9 @@ class SearchSpace:
     def from_json(cls, d: Mapping[str, Any]) -> SearchSpace:
         """Rebuild a space from :meth:`to_json`; callable constraints cannot be restored."""
         if not isinstance(d, Mapping) or "parameters" not in d:
-            raise SpaceError("SearchSpace.from_json(d): d must be a dict with a 'parameters' list")
+            raise SpaceError(
+                "SearchSpace.from_json(d): d must be a dict with a 'parameters' list"
+            )
         s = cls(*(parameter_from_json(p) for p in d["parameters"]))
         for c in d.get("constraints", []):
             if "expression" in c:
@@ -339,13 +352,16 @@ class SearchSpace:
             else:
                 _log.warning(
                     "constraint %r is a callable and cannot be restored from JSON; "
-                    "the rebuilt space does not enforce it", c.get("callable")
+                    "the rebuilt space does not enforce it",
+                    c.get("callable"),
                 )
         return s
 
     def space_hash(self) -> str:
         """SHA-256 of the canonical JSON of :meth:`to_json` (identity of the space)."""
-        return hashlib.sha256(canonical_json(self.to_json()).encode("utf-8")).hexdigest()
+        return hashlib.sha256(
+            canonical_json(self.to_json()).encode("utf-8")
+        ).hexdigest()
 
 
 def _nearest_legal(p: Parameter, v: Any, rng: np.random.Generator) -> Any:
@@ -377,4 +393,8 @@ def _steps(p: Parameter, v: Any) -> list[Any]:
         i = p.index_of(v)
         return [p.value_at(j) for j in (i - 1, i + 1) if 0 <= j < p.cardinality]
     x = p.to_unit(v)[0]
-    return [p.from_unit([min(max(x + d, 0.0), 1.0)]) for d in (-0.05, 0.05) if 0 <= x + d <= 1]
+    return [
+        p.from_unit([min(max(x + d, 0.0), 1.0)])
+        for d in (-0.05, 0.05)
+        if 0 <= x + d <= 1
+    ]
