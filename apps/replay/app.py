@@ -97,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ensemble.cli import add_standard_arguments, print_result, settings_from_args
     from ensemble.driver.local import build_app, run_app
     from ensemble.errors import EnsembleError
-    from ensemble.registry import create_technique
+    from ensemble import registry
 
     argv = list(sys.argv[1:] if argv is None else argv)
     driver_argv, stop_after = _split_stop_after(argv)
@@ -115,7 +115,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = settings_from_args(ns)
         app = build_app(ReplayApp, driver_argv)
         app.args = ns
-        inner = create_technique(settings.technique, seed=settings.seed, **settings.technique_options)
+        name = settings.technique  # a registry name, or "module:attr" as the driver accepts
+        if ":" in name and name not in registry.technique_names():
+            inner = registry.resolve(name)(seed=settings.seed, **settings.technique_options)
+        else:
+            inner = registry.create_technique(name, seed=settings.seed, **settings.technique_options)
         clock = SimulatedClock(inner, app.recorded, stop_after=stop_after)
         result = run_app(app, settings, app_ref="apps.replay.app:ReplayApp", app_argv=driver_argv, technique=clock)
     except (EnsembleError, ValueError, OSError) as exc:

@@ -1,0 +1,49 @@
+"""Small recorded-space files written by the replay tests (no shared data needed)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+
+def kt_cache(path: Path, *, gz: bool = True) -> Path:
+    """A 2x3 Kernel Tuner cache with one failed and one absent configuration."""
+    cache = {}
+    rows = [(32, 1, 2.0), (32, 2, 1.5), (32, 4, "RuntimeFailedConfig"), (64, 1, 3.0), (64, 2, 0.5)]
+    for bx, ty, t in rows:  # (64, 4) is absent from the file
+        entry = {"block_size_x": bx, "tile_y": ty, "time": t, "compile_time": 1000.0,
+                 "verification_time": 10.0, "benchmark_time": 90.0}
+        if not isinstance(t, str):
+            entry["times"] = [t * 0.9, t, t * 1.1]
+        cache[f"{bx},{ty}"] = entry
+    data = {"device_name": "test", "kernel_name": "k", "problem_size": [1], "objective": "time",
+            "tune_params_keys": ["block_size_x", "tile_y"],
+            "tune_params": {"block_size_x": [32, 64], "tile_y": [1, 2, 4]}, "cache": cache}
+    raw = json.dumps(data).encode()
+    path.write_bytes(gzip.compress(raw) if gz else raw)
+    return path
+
+
+def t4(path: Path) -> Path:
+    results = []
+    for (a, b, v, inval) in [(1, "x", 5.0, "correct"), (2, "x", 4.0, "correct"), (1, "y", None, "compile"),
+                             (2, "y", 3.0, "correct")]:
+        results.append({"configuration": {"a": a, "b": b},
+                        "times": {"compilation": 500.0, "benchmark": 100.0, "validation": 0.0, "framework": 1.0,
+                                  "search_algorithm": 0.0, "runtimes": [] if v is None else [v, v]},
+                        "invalidity": inval, "correctness": 1, "objectives": ["time"],
+                        "measurements": [] if v is None else [{"name": "time", "value": v, "unit": "ms"}]})
+    path.write_text(json.dumps({"schema_version": "1.0.0", "results": results}))
+    return path
+
+
+def csv_table(path: Path) -> Path:
+    """Parameters x (numeric, unsorted in the file), mode (strings); absent (x=10, mode=b)."""
+    path.write_text("x,mode,cost_s,gflops\n"
+                    "10,a,2.0,100\n"
+                    "2,a,1.0,50\n"
+                    "2,b,1.0,\n"
+                    "1.5,a,0.5,75\n"
+                    "1.5,b,0.5,80\n")
+    return path

@@ -1,0 +1,68 @@
+"""The search-quality methodology of scripts/bench_search.py (Willemsen et al., FGCS 2024)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from scripts.bench_search import Methodology, cutoff_evaluations, random_expectation, run_reference_random
+
+
+def brute_force_expectation(values, k):
+    """Mean of the minimum over every k-subset (exact, tiny spaces only)."""
+    finite = [v for v in values if math.isfinite(v)]
+    worst = max(finite)
+    vals = [v if math.isfinite(v) else worst for v in values]
+    subsets = list(itertools.combinations(vals, k))
+    return sum(min(s) for s in subsets) / len(subsets)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5, 7])
+def test_random_expectation_is_exact(k):
+    values = np.array([5.0, 1.0, 3.0, math.inf, 2.0, 2.0, 9.0])
+    assert random_expectation(values, [k])[0] == pytest.approx(brute_force_expectation(values, k), rel=1e-12)
+
+
+def test_expectation_decreases_to_the_optimum():
+    rng = np.random.default_rng(0)
+    values = rng.lognormal(size=200)
+    r = random_expectation(values, range(1, 201))
+    assert np.all(np.diff(r) <= 1e-12)
+    assert r[0] == pytest.approx(values.mean()) and r[-1] == pytest.approx(values.min())
+
+
+def test_cutoff_budget_definition():
+    values = np.arange(1.0, 101.0)  # optimum 1, median 50.5
+    b = cutoff_evaluations(values, 0.95)
+    target = 1 + (50.5 - 1) * 0.05
+    assert random_expectation(values, [b])[0] <= target < random_expectation(values, [b - 1])[0]
+
+
+def test_random_search_scores_zero_and_optimum_scores_one():
+    rng = np.random.default_rng(1)
+    values = np.concatenate([rng.lognormal(size=400), [math.inf] * 20])
+    meth = Methodology(values)
+    # the exact expectation itself as a trace scores 0; always holding the optimum scores 1
+    assert meth.scores(meth.baseline[None, :])[0] == pytest.approx(0.0, abs=1e-12)
+    assert meth.scores(np.full((1, meth.budget), meth.f_opt))[0] == pytest.approx(1.0)
+
+
+def test_simulated_random_search_scores_near_zero():
+    from apps.replay.model import Record, RecordedSpace
+
+    rng = np.random.default_rng(2)
+    records = {(i,): Record(value=float(v)) for i, v in enumerate(rng.lognormal(size=300))}
+    space = RecordedSpace(names=["i"], values={"i": list(range(300))}, records=records)
+    meth = Methodology(space.scalars("file"))
+    traces = np.array([meth.trace(run_reference_random(space, "file", meth.budget, s)) for s in range(2000)])
+    scores = meth.scores(traces)
+    assert abs(scores.mean()) < 4 * scores.std() / math.sqrt(len(scores)) + 1e-3
+
+
+def test_trace_pads_and_treats_failures_as_worst():
+    meth = Methodology(np.array([1.0, 2.0, 3.0, 4.0, math.inf] * 20))
+    t = meth.trace([math.inf, 3.0, 2.0])
+    assert t[0] == 4.0 and t[1] == 3.0 and np.all(t[2:] == 2.0) and t.size == meth.budget
