@@ -299,7 +299,7 @@ def _serve_until_done(drv: Any, storage: Any, run_id: int, stop: Any = None) -> 
             pause = 0.002
             continue
         time.sleep(pause)
-        pause = min(0.05, pause * 2)
+        pause = min(0.01, pause * 2)
 
 
 def _user_value(objective: Any, storage: Any, run_id: int, config_hash: str, scalar: float) -> float:
@@ -362,7 +362,9 @@ def run_app(app: Any, settings: Any, *, app_ref: str | None = None, app_argv: li
             technique = make_technique(tech_settings, space)
         else:
             technique.bind(space, budget=settings.test_limit, rng=np.random.default_rng(tech_settings.seed))
-        workers = size if mode == "central" else 1
+        # central: keep a queue for every rank (at least 2, so a lone rank never
+        # waits for the search between trials); per-rank: one request at a time.
+        workers = max(2, size) if mode == "central" else 1
         search = SearchDriver(storage, run_id, space, technique, settings, workers=workers,
                               trial_limit=settings.trial_limit)
         search.stale_after = heartbeat_timeout
@@ -379,11 +381,14 @@ def run_app(app: Any, settings: Any, *, app_ref: str | None = None, app_argv: li
                                   name="ensemble-mpi-rank0-worker", daemon=True)
             th.start()
             try:
+                pause = 0.001
                 while True:
-                    search.step()
+                    seen = search.step()
                     if search.done:
                         break
-                    time.sleep(0.002)
+                    # back off while nothing finishes: rank 0 also measures in a thread
+                    pause = 0.001 if seen else min(0.02, pause * 2)
+                    time.sleep(pause)
             finally:
                 search.finish()
                 stop.set()

@@ -1,0 +1,149 @@
+"""MPI scaling: trials per second against ranks, central vs per-rank search.
+
+Why: under ``mpirun -n N`` users expect about N times the measurement
+throughput.  The objective sleeps (0.2 s by default), so the numbers show the
+framework's coordination cost through the shared SQLite database, not the CPU
+(the ranks may outnumber the cores: the sleeps overlap).  Both search modes of
+``ensemble.mpi`` run side by side in one command: ``central`` (rank 0 searches
+for everybody) and ``per-rank`` (every rank searches with its own technique);
+for each we also count configurations measured more than once (dedup across
+ranks).
+
+    python -m scripts.bench_mpi                       # ranks 1,2,4,8; default + IslandGA; both modes
+    python -m scripts.bench_mpi --ranks 1,4 --repeats 1 --techniques IslandGA
+
+Each configuration is one ``mpirun -n N python -m scripts.bench_mpi --child``
+with a fresh database; rank 0 times ``ensemble.mpi.run_app`` after a barrier
+(imports excluded).  Reported: median trials/s over ``--repeats`` and the
+ratio to the 1-rank median of the same mode and technique.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+MPIRUN = Path(sys.executable).parent / "mpirun"
+
+
+def _child(ns: argparse.Namespace) -> None:
+    """The MPI program: tune a sleeping objective, rank 0 writes the timing."""
+    from ensemble import Integer, SearchSpace, TunerApp
+    from ensemble.mpi import comm_world, polite_barrier, run_app
+    from ensemble.settings import RunSettings
+
+    sleep = ns.sleep
+
+    class Sleeper(TunerApp):
+        def space(self) -> SearchSpace:
+            return SearchSpace().add(*(Integer(n, 0, 31) for n in "abcd"))
+
+        def run(self, config: dict, limit: float | None) -> float:
+            time.sleep(sleep)
+            return float(sum((config[n] - 7) ** 2 for n in "abcd"))
+
+    # Import everything run_app will need before the clock starts (deap, storage,
+    # the technique modules): import time is not tuning throughput.
+    import ensemble.driver.local  # noqa: F401
+    import ensemble.storage  # noqa: F401
+    from ensemble.registry import create_technique
+
+    create_technique(ns.technique, seed=0)
+    comm = comm_world()
+    settings = RunSettings(technique=ns.technique, database=f"sqlite:///{ns.db}", run_name="bench",
+                           test_limit=ns.limit, seed=1, quiet=True)
+    polite_barrier(comm)
+    t0 = time.perf_counter()
+    result = run_app(Sleeper(), settings, app_ref="scripts.bench_mpi:Sleeper")
+    elapsed = time.perf_counter() - t0
+    measured = comm.gather(result.extra["measured_here"], root=0)
+    if comm.Get_rank() == 0:
+        con = sqlite3.connect(ns.db)
+        twice = con.execute(
+            "SELECT COUNT(*) FROM (SELECT configuration_id FROM requests WHERE duplicate = 0 "
+            "AND state NOT IN ('WAITING', 'RUNNING') GROUP BY configuration_id HAVING COUNT(*) > 1)"
+        ).fetchone()[0]
+        unique = con.execute("SELECT COUNT(*) FROM results r JOIN requests q ON q.id = r.request_id "
+                             "WHERE q.duplicate = 0").fetchone()[0]
+        con.close()
+        Path(ns.out).write_text(json.dumps({
+            "elapsed": elapsed, "measured": unique, "per_rank": measured, "measured_twice": twice,
+            "evaluations": result.evaluations,
+        }))
+
+
+def _one(n: int, mode: str, technique: str, ns: argparse.Namespace) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="bench-mpi-") as tmp:
+        out = Path(tmp) / "out.json"
+        env = dict(os.environ, ENSEMBLE_MPI_SEARCH=mode,
+                   PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        cmd = [str(MPIRUN), "-n", str(n), sys.executable, "-m", "scripts.bench_mpi", "--child",
+               "--db", str(Path(tmp) / "b.db"), "--out", str(out), "--sleep", str(ns.sleep),
+               "--limit", str(ns.trials_per_rank * n), "--technique", technique]
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+        if proc.returncode != 0 or not out.exists():
+            raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+        rec: dict[str, Any] = json.loads(out.read_text())
+    rec["rate"] = rec["measured"] / rec["elapsed"]
+    return rec
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ranks", default="1,2,4,8")
+    ap.add_argument("--modes", default="central,per-rank")
+    ap.add_argument("--techniques", default="default,IslandGA")
+    ap.add_argument("--sleep", type=float, default=0.2, help="seconds each trial sleeps")
+    ap.add_argument("--trials-per-rank", type=int, default=12)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--json", help="also write the raw records here")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--db", help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
+    ap.add_argument("--limit", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--technique", default="default", help=argparse.SUPPRESS)
+    ns = ap.parse_args(argv)
+    if ns.child:
+        _child(ns)
+        return 0
+    if not MPIRUN.exists():
+        print(f"no mpirun next to {sys.executable}; pip install 'ensemble-tuner[mpi]'", file=sys.stderr)
+        return 2
+    ranks = [int(x) for x in ns.ranks.split(",")]
+    rows: list[dict[str, Any]] = []
+    print(f"# bench_mpi  {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  {platform.node()}  "
+          f"{os.cpu_count()} CPUs  sleep={ns.sleep}s  trials/rank={ns.trials_per_rank}  repeats={ns.repeats}")
+    print("| mode | technique | ranks | trials/s (median) | x 1 rank | measured twice |")
+    print("|---|---|---|---|---|---|")
+    for technique in ns.techniques.split(","):
+        for mode in ns.modes.split(","):
+            base = None
+            for n in ranks:
+                # interleave repeats across configurations would be fairer; repeats stay adjacent
+                recs = [_one(n, mode, technique, ns) for _ in range(ns.repeats)]
+                rate = statistics.median(r["rate"] for r in recs)
+                twice = max(r["measured_twice"] for r in recs)
+                if n == ranks[0]:
+                    base = rate / n if n > 1 else rate
+                ratio = rate / base if base else float("nan")
+                rows.append({"mode": mode, "technique": technique, "ranks": n, "rate": rate,
+                             "ratio": ratio, "measured_twice": twice, "records": recs})
+                print(f"| {mode} | {technique} | {n} | {rate:.2f} | {ratio:.2f} | {twice} |", flush=True)
+    if ns.json:
+        Path(ns.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
