@@ -203,7 +203,7 @@ class Storage:
         if not items:
             return []
         hashes = list(dict.fromkeys(it.config_hash for it in items))
-        first_json = {}
+        first_json: dict[str, str] = {}
         for it in items:
             first_json.setdefault(it.config_hash, it.config_json)
         sql = self._sql
