@@ -272,3 +272,22 @@ class StorageConformance:
         storage.put_state(run_id, "bandit", {"arms": [1, 2], "best": math.inf})
         storage.put_state(run_id, "bandit", {"arms": [3], "best": -math.inf, "t": (1, 2)})
         assert storage.get_state(run_id, "bandit") == {"arms": [3], "best": -math.inf, "t": [1, 2]}
+
+    def test_threads_share_one_storage(self, storage, run_id):
+        from concurrent.futures import ThreadPoolExecutor
+
+        ids = storage.add_requests(run_id, [req(i) for i in range(200)])
+
+        def work(worker: str) -> list[int]:
+            done = []
+            while claims := storage.claim(run_id, worker):
+                for c in claims:
+                    assert storage.finish(c.request_id, worker, state="OK", value=float(c.config["x"]))
+                    done.append(c.request_id)
+            return done
+
+        with ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(work, [f"t{k}" for k in range(4)]))
+        finished = sorted(r for done in results for r in done)
+        assert finished == ids
+        assert storage.counts(run_id)["OK"] == 200
