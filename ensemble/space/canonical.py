@@ -64,10 +64,29 @@ def normalize_value(value: Any, where: str = "value") -> Any:
     )
 
 
+_PLAIN = (str, int, bool, type(None))
+
+
+def _is_plain(config: Any) -> bool:
+    """True for a flat dict whose values json.dumps already writes canonically."""
+    if type(config) is not dict:
+        return False
+    for k, v in config.items():
+        t = type(v)
+        if type(k) is not str:
+            return False
+        if t in _PLAIN:
+            continue
+        if t is float and v != 0.0 and math.isfinite(v):
+            continue
+        return False
+    return True
+
+
 def canonical_json(config: Any) -> str:
     """Return the canonical JSON text of ``config`` (sorted keys, no whitespace)."""
     return json.dumps(
-        normalize_value(config, "config"),
+        config if _is_plain(config) else normalize_value(config, "config"),
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,

@@ -297,6 +297,8 @@ class Enum(DiscreteParameter):
             raise SpaceError(f"Enum {name!r}: values is empty; give at least one value")
         self._values: list[Any] = []
         self._index: dict[str, int] = {}
+        # (type, value) -> index: the hot path; canonical JSON keys are the fallback
+        self._fast: dict[tuple[type, Any], int] = {}
         for v in values:
             if not (v is None or isinstance(v, (str, bool, int, float, np.generic))):
                 raise SpaceError(
@@ -309,6 +311,7 @@ class Enum(DiscreteParameter):
                 )
             v = v.item() if isinstance(v, np.generic) else v
             self._index[key] = len(self._values)
+            self._fast[(type(v), v)] = len(self._values)
             self._values.append(v)
 
     @property
@@ -319,6 +322,10 @@ class Enum(DiscreteParameter):
         return list(self._values)
 
     def index_of(self, value: Any) -> int:
+        try:
+            return self._fast[(type(value), value)]
+        except (KeyError, TypeError):
+            pass
         try:
             return self._index[canonical_json(value)]
         except (KeyError, ValueError, TypeError):

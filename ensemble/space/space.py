@@ -39,6 +39,7 @@ class SearchSpace:
         self._params: dict[str, Parameter] = {}
         self._constraints: list[Constraint] = []
         self._components: list[Component] | None = None
+        self._by_param: tuple[list[Component], dict[str, list[Constraint]]] | None = None
         self._slices: dict[str, slice] = {}
         self._dims = 0
         if params:
@@ -128,6 +129,17 @@ class SearchSpace:
             self._components = split_components(self.params, self._constraints)
         return self._components
 
+    def _touching(self) -> dict[str, list[Constraint]]:
+        """Parameter name -> constraints that read it (cached with the components)."""
+        comps = self._comps()
+        if self._by_param is None or self._by_param[0] is not comps:
+            table: dict[str, list[Constraint]] = {n: [] for n in self._params}
+            for c in self._constraints:
+                for n in c.names:
+                    table[n].append(c)
+            self._by_param = (comps, table)
+        return self._by_param[1]
+
     def components(self) -> list[list[str]]:
         """Parameter names of each independent component (for techniques and reports)."""
         return [c.names for c in self._comps()]
@@ -170,14 +182,14 @@ class SearchSpace:
     # --- unit cube ---------------------------------------------------------
     def to_unit(self, config: Mapping[str, Any]) -> np.ndarray:
         """Coordinates of ``config`` in [0, 1]^dims."""
-        out = np.empty(self._dims, dtype=float)
+        out: list[float] = []
         for n, p in self._params.items():
             if n not in config:
                 raise ConfigurationError(
                     f"to_unit(): config has no value for parameter {n!r}"
                 )
-            out[self._slices[n]] = p.to_unit(config[n])
-        return out
+            out.extend(p.to_unit(config[n]))
+        return np.array(out, dtype=float)
 
     def from_unit(self, x: Sequence[float] | np.ndarray) -> dict[str, Any]:
         """Nearest legal values to ``x`` (clipped to the cube); constraints may fail."""
@@ -186,7 +198,8 @@ class SearchSpace:
             raise ConfigurationError(
                 f"from_unit(x): x has shape {x.shape}, the space needs ({self._dims},)"
             )
-        return {n: p.from_unit(x[self._slices[n]]) for n, p in self._params.items()}
+        xs = x.tolist()
+        return {n: p.from_unit(xs[self._slices[n]]) for n, p in self._params.items()}
 
     # --- valid points ------------------------------------------------------
     def _need_params(self, what: str) -> None:
@@ -223,6 +236,8 @@ class SearchSpace:
         Missing or illegal values are treated as maximally far.
         """
         self._need_params("repair()")
+        if self.is_valid(config):
+            return {n: config[n] for n in self._params}
         out = dict(config)
         for n, p in self._params.items():
             if n not in out or not p.is_legal(out[n]):
@@ -239,12 +254,16 @@ class SearchSpace:
         self, config: Mapping[str, Any], rng: np.random.Generator
     ) -> list[dict[str, Any]]:
         """Valid configurations one step away (one index +-1, adjacent swap), shuffled."""
+        if not self.is_valid(config):
+            self.check(config)  # raises, naming what is wrong
+        touching = self._touching()
         out = []
         for n, p in self._params.items():
             for v in _steps(p, config[n]):
                 cand = dict(config)
                 cand[n] = v
-                if self.is_valid(cand):
+                # only the constraints reading n can change their verdict
+                if all(c.holds(cand) for c in touching[n]):
                     out.append(cand)
         order = rng.permutation(len(out))
         return [out[int(i)] for i in order]
