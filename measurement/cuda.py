@@ -35,7 +35,7 @@ from ensemble.result import Result
 from measurement.process import run_command
 from measurement.verify import Verdict
 
-__all__ = ["CudaBuild", "CudaBuildError", "CudaBackend", "compile_cuda", "parse_ptxas", "nvcc_available"]
+__all__ = ["CudaBackend", "CudaBuild", "CudaBuildError", "compile_cuda", "nvcc_available", "parse_ptxas"]
 
 _REFUSED = ("too many resources", "out of memory", "invalid argument", "too many threads",
             "invalid value", "shared memory", "exceeds")
@@ -145,9 +145,23 @@ class CudaBackend:
         self.device = drv.Device(device)
         self.context = self.device.retain_primary_context()
         self.context.push()
+        import threading
+
+        self._owner = threading.get_ident()
+        self._threads: set[int] = {self._owner}
         self.name = self.device.name()
         cc = self.device.compute_capability()
         self.arch = f"sm_{cc[0]}{cc[1]}"
+
+    def make_current(self) -> None:
+        """Make this device's context current in the calling thread (PyCUDA contexts are per thread)."""
+        import threading
+
+        tid = threading.get_ident()
+        if tid not in self._threads:
+            if tid != self._owner:
+                self.context.push()
+            self._threads.add(tid)
 
     def close(self) -> None:
         try:

@@ -28,7 +28,7 @@ from ensemble.errors import ConfigurationError, EnsembleError, MissingExtraError
 from ensemble.result import Result
 from measurement.verify import Verdict
 
-__all__ = ["OpenCLBackend", "OpenCLBuildError", "Image3D", "list_devices", "opencl_available"]
+__all__ = ["Image3D", "OpenCLBackend", "OpenCLBuildError", "list_devices", "opencl_available"]
 
 _REFUSED_CODES = ("INVALID_WORK_GROUP_SIZE", "INVALID_WORK_ITEM_SIZE", "OUT_OF_RESOURCES",
                   "MEM_OBJECT_ALLOCATION_FAILURE", "OUT_OF_HOST_MEMORY", "INVALID_GLOBAL_WORK_SIZE",

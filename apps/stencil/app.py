@@ -3,8 +3,10 @@
 Why one app for both generators: the command line, the data, the reference
 check and the reported metrics (GB/s of compulsory traffic) are the same;
 only the space and the kernel generator differ.  The device backend is made
-lazily, once per measuring thread (a CUDA context and an OpenCL queue belong
-to the thread that uses them).
+lazily and shared by the measuring threads: kernels compile in parallel
+(``compile``) and are measured one at a time (``run_compiled``, which the
+drivers serialise), with the CUDA context made current in whichever thread
+measures.
 """
 
 from __future__ import annotations
@@ -52,7 +54,10 @@ class StencilApp(TunerApp):
         if self.backend_name not in ("opencl", "cuda"):
             raise ConfigurationError(f"--backend {self.backend_name!r}: use opencl or cuda")
         self.stencil = make_stencil_from_args(self.args)
-        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._runner: Any = None
+        #: an existing CudaBackend / OpenCLBackend to use instead of making one (benchmarks share one)
+        self.device_backend: Any = None
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
@@ -84,29 +89,36 @@ class StencilApp(TunerApp):
         return [base] if self.space().is_valid(base) else []
 
     def runner(self) -> Any:
-        r = getattr(self._local, "runner", None)
-        if r is None:
-            a = self.args
-            kw = dict(warmup=getattr(a, "warmup", 1), repeats=getattr(a, "repeats", 5),
-                      discard_first=getattr(a, "discard_first", 0), statistic=getattr(a, "statistic", "median"),
-                      sample=getattr(a, "verify_sample", None))
-            if self.backend_name == "cuda":
-                from apps.stencil.runner import CudaStencilRunner
-                from measurement.cuda import CudaBackend
+        with self._lock:
+            if self._runner is None:
+                self._runner = self._make_runner()
+            return self._runner
 
-                dev = getattr(a, "device", None)
-                r = CudaStencilRunner(self.stencil, CudaBackend(int(dev) if dev is not None else 0), **kw)
-            else:
-                from apps.stencil.runner import OpenCLStencilRunner
-                from measurement.opencl import OpenCLBackend
+    def _make_runner(self) -> Any:
+        a = self.args
+        kw: dict[str, Any] = dict(warmup=getattr(a, "warmup", 1), repeats=getattr(a, "repeats", 5),
+                                  discard_first=getattr(a, "discard_first", 0),
+                                  statistic=getattr(a, "statistic", "median"),
+                                  sample=getattr(a, "verify_sample", None))
+        if self.backend_name == "cuda":
+            from apps.stencil.runner import CudaStencilRunner
+            from measurement.cuda import CudaBackend
 
-                r = OpenCLStencilRunner(self.stencil, OpenCLBackend(getattr(a, "platform", None),
-                                                                    getattr(a, "device", None)), **kw)
-            self._local.runner = r
-        return r
+            dev = getattr(a, "device", None)
+            be = self.device_backend or CudaBackend(int(dev) if dev is not None else 0)
+            return CudaStencilRunner(self.stencil, be, **kw)
+        from apps.stencil.runner import OpenCLStencilRunner
+        from measurement.opencl import OpenCLBackend
 
-    def run(self, config: dict[str, Any], limit: float | None) -> Result:
-        res = self.runner()(config)
+        be = self.device_backend or OpenCLBackend(getattr(a, "platform", None), getattr(a, "device", None))
+        return OpenCLStencilRunner(self.stencil, be, **kw)
+
+    def compile(self, config: dict[str, Any]) -> Any:
+        """Generate and build (nvcc or the OpenCL compiler); failures come back as a Result."""
+        return self.runner().build(config)
+
+    def run_compiled(self, config: dict[str, Any], artifact: Any, limit: float | None) -> Result:
+        res = self.runner().measure(artifact)
         if res.time:
             res.metrics["gbs"] = self.stencil.compulsory_bytes() / res.time / 1e9
         return res

@@ -80,15 +80,15 @@ def _hypterm(out: int) -> Callable[[Accessor], Expr]:
         for d, axis in enumerate((2, 1, 0)):  # x, y, z directions
             v = vel[d]
             if out == 0:
-                fn = lambda o, d=d: g(mom[d], *o)  # noqa: E731
+                fn = lambda o, d=d: g(mom[d], *o)
             elif out in (1, 2, 3):
                 m = mom[out - 1]
                 if out - 1 == d:
-                    fn = lambda o, m=m, v=v: g(m, *o) * g(v, *o) + g("q_p", *o)  # noqa: E731
+                    fn = lambda o, m=m, v=v: g(m, *o) * g(v, *o) + g("q_p", *o)
                 else:
-                    fn = lambda o, m=m, v=v: g(m, *o) * g(v, *o)  # noqa: E731
+                    fn = lambda o, m=m, v=v: g(m, *o) * g(v, *o)
             else:
-                fn = lambda o, v=v: (g("cons_e", *o) + g("q_p", *o)) * g(v, *o)  # noqa: E731
+                fn = lambda o, v=v: (g("cons_e", *o) + g("q_p", *o)) * g(v, *o)
             terms.append(g.w(d) * _d8(g, axis, fn))
         return -total(terms)
 

@@ -33,8 +33,15 @@ from typing import Any
 from apps.stencil.expr import Access, Bin, Coef, Const, Expr, Line, Neg, render
 from apps.stencil.spec import Stencil
 
-__all__ = ["CUDA_PARAMS", "cuda_baseline", "cuda_is_legal", "cuda_why_illegal", "generate_cuda", "CudaKernelSpec",
-           "cuda_retimable"]
+__all__ = [
+    "CUDA_PARAMS",
+    "CudaKernelSpec",
+    "cuda_baseline",
+    "cuda_is_legal",
+    "cuda_retimable",
+    "cuda_why_illegal",
+    "generate_cuda",
+]
 
 KERNEL_NAME = "stencil_kernel"
 SMEM_LIMIT = 48 * 1024

@@ -18,8 +18,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Union
 
-__all__ = ["Expr", "Access", "Line", "Coef", "Const", "Bin", "Neg", "render", "evaluate",
-           "accesses", "lines", "count_flops", "as_expr", "total"]
+__all__ = [
+    "Access",
+    "Bin",
+    "Coef",
+    "Const",
+    "Expr",
+    "Line",
+    "Neg",
+    "accesses",
+    "as_expr",
+    "count_flops",
+    "evaluate",
+    "lines",
+    "render",
+    "total",
+]
 
 Number = Union[int, float]
 

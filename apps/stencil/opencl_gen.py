@@ -23,8 +23,14 @@ from typing import Any
 from apps.stencil.expr import Access, Coef, Expr, Line, render
 from apps.stencil.spec import Stencil
 
-__all__ = ["OPENCL_PARAMS", "opencl_baseline", "opencl_is_legal", "opencl_why_illegal", "generate_opencl",
-           "OpenCLKernelSpec"]
+__all__ = [
+    "OPENCL_PARAMS",
+    "OpenCLKernelSpec",
+    "generate_opencl",
+    "opencl_baseline",
+    "opencl_is_legal",
+    "opencl_why_illegal",
+]
 
 KERNEL_NAME = "stencil_kernel"
 LOCAL_LIMIT = 48 * 1024

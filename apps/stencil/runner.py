@@ -20,7 +20,7 @@ from apps.stencil.spec import Stencil
 from ensemble.result import Result
 from measurement.verify import Verdict, compare
 
-__all__ = ["OpenCLStencilRunner", "CudaStencilRunner", "interior"]
+__all__ = ["CudaStencilRunner", "OpenCLStencilRunner", "interior"]
 
 
 def interior(st: Stencil, padded: np.ndarray) -> np.ndarray:
@@ -34,7 +34,13 @@ class _Base:
                  warmup: int = 1, repeats: int = 5, discard_first: int = 0, statistic: str = "median") -> None:
         self.st = st
         self.data = st.make_data(seed)
-        self.ref = st.reference(self.data)
+        self.points: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        if sample is not None and sample < int(np.prod(st.shape)):
+            rng = np.random.default_rng(seed + 1)
+            self.points = tuple(rng.integers(0, n, sample) for n in st.shape)  # type: ignore[assignment]
+            self.ref = st.reference_at(self.data, self.points)  # type: ignore[arg-type]
+        else:
+            self.ref = st.reference(self.data)
         self.sample = sample
         self.rtol = rtol
         self.timing = dict(warmup=warmup, repeats=repeats, discard_first=discard_first, statistic=statistic)
@@ -45,7 +51,10 @@ class _Base:
         worst: Verdict | None = None
         for o, _ in self.st.outputs:
             backend.download(bufs[o], self.host_out[o])
-            v = compare(interior(self.st, self.host_out[o]), self.ref[o], rtol=self.rtol, sample=self.sample)
+            got = interior(self.st, self.host_out[o])
+            if self.points is not None:
+                got = got[self.points]
+            v = compare(got, self.ref[o], rtol=self.rtol)
             if not v.ok:
                 return Verdict(False, v.max_abs_error, v.scale, f"{o}: {v.detail}")
             if worst is None or v.max_abs_error > worst.max_abs_error:
@@ -71,34 +80,45 @@ class OpenCLStencilRunner(_Base):
         for o, _ in st.outputs:
             self.bufs[o] = backend.empty(self.nbytes)
 
-    def __call__(self, config: Mapping[str, Any]) -> Result:
+    def build(self, config: Mapping[str, Any]) -> Any:
+        """(kernel spec, program), or a failed ``Result``; safe to call from several threads."""
         from measurement.opencl import OpenCLBuildError
 
         try:
             k = generate_opencl(self.st, config)
         except ValueError as exc:
             return Result(state="FAILED", reason=f"illegal: {exc}")
+        try:
+            prog = self.backend.build(k.source)
+        except OpenCLBuildError as exc:
+            return Result(state="FAILED", reason=f"build: {exc}")
+        return k, prog
+
+    def measure(self, built: Any) -> Result:
+        """Time and verify what ``build`` returned."""
+        if isinstance(built, Result):
+            return built
+        k, prog = built
         if k.images and not self.backend.image_support:
             return Result(state="FAILED", reason="refused: device has no image support")
         if k.images and not self.images:
             try:
                 self.images = self.backend.upload({a: self._Image3D(self.data[a]) for a in self.st.inputs})
-            except Exception as exc:  # pyopencl raises several types here
+            except Exception as exc:  # noqa: BLE001 - pyopencl raises several types here
                 return Result(state="FAILED", reason=f"refused: image upload: {exc}")
-        try:
-            prog = self.backend.build(k.source)
-        except OpenCLBuildError as exc:
-            return Result(state="FAILED", reason=f"build: {exc}")
         args = [self.images[a] if a in k.images else self.bufs[a] for a in k.args]
         return self.backend.run(prog, k.name, global_size=k.global_size, local_size=k.local_size, args=args,
                                 before=self._zero_outputs, verify=lambda: self._verify(self.backend, self.bufs),
                                 **self.timing)
 
+    def __call__(self, config: Mapping[str, Any]) -> Result:
+        return self.measure(self.build(config))
+
 
 class CudaStencilRunner(_Base):
     """Runs csTuner-style CUDA variants of one stencil on one CUDA device."""
 
-    def __init__(self, st: Stencil, backend: Any, **kw: Any) -> None:
+    def __init__(self, st: Stencil, backend: Any, *, compile_timeout: float = 120.0, **kw: Any) -> None:
         super().__init__(st, **kw)
         self.backend = backend
         self.bufs = backend.upload(self.data)
@@ -106,8 +126,10 @@ class CudaStencilRunner(_Base):
             self.bufs[o] = backend.empty(self.nbytes)
         self.bufs["coefg"] = backend.upload({"c": np.asarray(st.coefs or [0.0], st.dtype)})["c"]
         self.last_build: Any = None
+        self.compile_timeout = compile_timeout
 
-    def __call__(self, config: Mapping[str, Any]) -> Result:
+    def build(self, config: Mapping[str, Any]) -> Any:
+        """(kernel spec, cubin build), or a failed ``Result``; needs no GPU, thread-safe."""
         from measurement.cuda import CudaBuildError, compile_cuda
 
         try:
@@ -115,11 +137,22 @@ class CudaStencilRunner(_Base):
         except ValueError as exc:
             return Result(state="FAILED", reason=f"illegal: {exc}")
         try:
-            build = compile_cuda(k.source, arch=self.backend.arch)
+            build = compile_cuda(k.source, arch=self.backend.arch, timeout=self.compile_timeout)
         except CudaBuildError as exc:
             return Result(state="FAILED", reason=f"build: {exc}")
+        return k, build
+
+    def measure(self, built: Any) -> Result:
+        """Launch, time and verify what ``build`` returned (in the calling thread's context)."""
+        if isinstance(built, Result):
+            return built
+        k, build = built
+        self.backend.make_current()
         self.last_build = build
         consts = {n: np.asarray(v, self.st.dtype) for n, v in k.constants.items()}
         return self.backend.run(build, k.name, grid=k.grid, block=k.block, args=[self.bufs[a] for a in k.args],
                                 constants=consts, before=self._zero_outputs,
                                 verify=lambda: self._verify(self.backend, self.bufs), **self.timing)
+
+    def __call__(self, config: Mapping[str, Any]) -> Result:
+        return self.measure(self.build(config))

@@ -20,7 +20,7 @@ import numpy as np
 
 from apps.stencil.expr import Access, Expr, Line, accesses, count_flops, evaluate, lines
 
-__all__ = ["Stencil", "Accessor", "make_stencil"]
+__all__ = ["Accessor", "Stencil", "make_stencil"]
 
 
 class Accessor:
@@ -143,6 +143,23 @@ class Stencil:
             r = evaluate(e, leaf, memo)
             out[name] = np.broadcast_to(np.asarray(r, dtype=self.dtype), n).copy()
         return out
+
+    def reference_at(self, data: dict[str, np.ndarray], points: tuple[np.ndarray, np.ndarray, np.ndarray]
+                     ) -> dict[str, np.ndarray]:
+        """Reference values at interior points ``(iz, iy, ix)`` only: checks paper-size grids cheaply."""
+        h = self.halo
+        coefs = np.asarray(self.coefs, dtype=self.dtype)
+
+        def leaf(e: Expr):  # type: ignore[no-untyped-def]
+            if isinstance(e, Access):
+                return data[e.array][points[0] + h[0] + e.dz, points[1] + h[1] + e.dy, points[2] + h[2] + e.dx]
+            if isinstance(e, Line):
+                return data[e.array][points[e.axis] + h[e.axis] + e.d]
+            return coefs[e.index]  # type: ignore[attr-defined]
+
+        memo: dict = {}
+        return {name: np.broadcast_to(np.asarray(evaluate(e, leaf, memo), dtype=self.dtype),
+                                      points[0].shape).copy() for name, e in self.outputs}
 
 
 def make_stencil(name: str, inputs: list[str], outputs: dict[str, Callable[[Accessor], Expr]] | dict[str, Expr],

@@ -6,8 +6,18 @@ import numpy as np
 import pytest
 
 from apps.stencil.cstuner import CSTUNER_STENCILS, cstuner_stencil
-from apps.stencil.cuda_gen import CUDA_PARAMS, cuda_baseline, cuda_why_illegal, generate_cuda
-from apps.stencil.opencl_gen import OPENCL_PARAMS, generate_opencl, opencl_baseline, opencl_why_illegal
+from apps.stencil.cuda_gen import (
+    CUDA_PARAMS,
+    cuda_baseline,
+    cuda_why_illegal,
+    generate_cuda,
+)
+from apps.stencil.opencl_gen import (
+    OPENCL_PARAMS,
+    generate_opencl,
+    opencl_baseline,
+    opencl_why_illegal,
+)
 from apps.stencil.patterns import synthetic
 from apps.stencil.space import cuda_space, opencl_space
 from tests.apps.stencil_cases import CUDA_OPTS, OPENCL_OPTS, cuda_config, opencl_config
@@ -91,3 +101,16 @@ def test_shared_test_cases_are_legal() -> None:
     st = synthetic("box", 3, 2, size=32)
     for opt in OPENCL_OPTS:
         assert opencl_why_illegal(st, opencl_config(opt)) is None, opt
+
+
+def test_app_builds_spaces_and_seeds_from_flags() -> None:
+    import argparse
+
+    from apps.stencil.app import StencilApp
+
+    app = StencilApp(argparse.Namespace(stencil="j3d7pt", size=64, backend="cuda"))
+    assert app.stencil.name == "j3d7pt" and app.stencil.shape == (64, 64, 64)
+    assert app.seed_configurations() == [cuda_baseline()]
+    app = StencilApp(argparse.Namespace(pattern="diamond", dims=2, radius=3, size=32, backend="opencl"))
+    assert app.stencil.halo == (0, 3, 3)
+    assert app.space().is_valid(opencl_baseline())

@@ -96,3 +96,14 @@ def test_j3d7pt_reference_by_hand() -> None:
 def test_flop_count_merges_common_subexpressions() -> None:
     e = Access("a", 0, 0, 1) * Access("b", 0, 0, 1)
     assert count_flops([e + e]) == 2  # one multiply shared, one add
+
+
+@pytest.mark.parametrize("name", ["hypterm", "addsgd6", "rhs4center"])
+def test_reference_at_points_equals_the_full_reference(name: str) -> None:
+    st = cstuner_stencil(name, 12)
+    data = st.make_data(seed=2)
+    full = st.reference(data)
+    pts = tuple(np.random.default_rng(0).integers(0, 12, 40) for _ in range(3))
+    at = st.reference_at(data, pts)  # type: ignore[arg-type]
+    for o in full:
+        assert np.array_equal(at[o], full[o][pts])

@@ -1,0 +1,301 @@
+"""GPU stencil benchmark: untuned baseline vs tuned best, against the copy bandwidth and the roofline.
+
+Run on the GPU machine (``. scripts/gpu_env.sh`` first):
+
+    python -m scripts.bench_stencil_gpu --part cuda --budget 40 --out $OUT
+    python -m scripts.bench_stencil_gpu --part opencl --budget 24 --out $OUT
+    python -m scripts.bench_stencil_gpu --part timers --out $OUT
+
+For each stencil: the baseline (one point per thread, 32x4x1 blocks, global
+memory) and the best configuration the tuner (``ensemble.tune``, default
+ensemble, kernels compiled in parallel and measured one at a time) finds in
+``--budget`` unique evaluations, each re-measured with ``--repeats`` launches.
+Reported: GB/s of compulsory traffic (each input read once, each output
+written once), that as a fraction of the device-to-device copy bandwidth
+measured in the same process, the roofline time max(bytes / copy bandwidth,
+flops / peak) and each kernel's fraction of it (roofline time / kernel time),
+and ptxas registers and spills.  FP64 (FP32) peak = SMs x clock x 128 (256)
+flops per cycle, the sm_90 rate (NVIDIA H100 whitepaper, Table 2).
+``--part timers`` compares CUDA-event and OpenCL-event times with a wall
+clock around launch + synchronize for the same configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import tempfile
+import time
+from typing import Any
+
+import numpy as np
+
+SYNTHETIC = [("star", 3, 1), ("star", 3, 2), ("star", 3, 4), ("box", 3, 1), ("box", 3, 2), ("diamond", 3, 2),
+             ("diamond", 3, 3), ("nocorners", 3, 1), ("nocorners", 3, 2), ("thumbtack", 3, 2), ("thumbtack", 3, 4),
+             ("star", 2, 3), ("box", 2, 2), ("star", 1, 4)]
+
+
+def _peaks(be: Any) -> dict[str, float]:
+    import pycuda.driver as drv
+
+    d = be.device
+    sms = d.get_attribute(drv.device_attribute.MULTIPROCESSOR_COUNT)
+    clk = d.get_attribute(drv.device_attribute.CLOCK_RATE) * 1e3  # kHz -> Hz
+    major, _ = d.compute_capability()
+    fp64_per_clk = 128 if major >= 8 and d.name().startswith(("NVIDIA H", "NVIDIA A100")) else 4
+    return {"sms": sms, "clock_hz": clk, "fp64_peak": sms * clk * fp64_per_clk, "fp32_peak": sms * clk * 256}
+
+
+def _cuda_seeds(st: Any) -> list[dict[str, Any]]:
+    from apps.stencil.cuda_gen import cuda_baseline, cuda_is_legal
+
+    b = cuda_baseline()
+    cands = [b,
+             {**b, "sd": "z", "sb": 8, "bx": 64, "by": 4},
+             {**b, "sd": "z", "sb": 16, "bx": 32, "by": 8, "prefetch": True},
+             {**b, "sd": "z", "sb": 8, "bx": 64, "by": 4, "smem": True},
+             {**b, "bx": 64, "by": 2, "bz": 2, "cmem": True}]
+    return [c for c in cands if cuda_is_legal(st, c)]
+
+
+def _opencl_seeds(st: Any) -> list[dict[str, Any]]:
+    from apps.stencil.opencl_gen import opencl_baseline, opencl_is_legal
+
+    b = opencl_baseline()
+    cands = [b, {**b, "wgx": 64, "wgy": 4, "bmy": 2}, {**b, "wgx": 32, "wgy": 8, "bmx": 4, "vx": 4},
+             {**b, "wgx": 32, "wgy": 4, "mem": "local", "bmz": 4}]
+    return [c for c in cands if opencl_is_legal(st, c)]
+
+
+def _tune(app: Any, seeds: list[dict[str, Any]], budget: int, parallelism: int, name: str, tmp: str,
+          seed: int) -> tuple[dict[str, Any] | None, str]:
+    """Best configuration after ``budget`` unique evaluations; falls back to random sampling."""
+    try:
+        from ensemble import tune
+
+        res = tune(app, test_limit=budget, parallelism=parallelism, database=f"sqlite:///{tmp}/{name}.db",
+                   run_name=name, seed=seed, seed_configurations=seeds, quiet=True)
+        if res.best_config is not None:
+            return dict(res.best_config), "ensemble.tune(default)"
+        how = "ensemble.tune found nothing; random"
+    except Exception as exc:  # noqa: BLE001 - the benchmark must still produce numbers
+        how = f"random (ensemble.tune failed: {type(exc).__name__}: {str(exc)[:120]})"
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(seed)
+    configs = seeds + app.space().sample(rng, max(0, budget - len(seeds)))
+    runner = app.runner()
+    with ThreadPoolExecutor(parallelism) as pool:
+        builds = list(pool.map(runner.build, configs))
+    best, best_t = None, float("inf")
+    for c, b in zip(configs, builds):
+        r = runner.measure(b)
+        if r.state == "OK" and r.time is not None and r.time < best_t:
+            best, best_t = c, r.time
+    return best, how
+
+
+def _measure(app: Any, config: dict[str, Any], repeats: int) -> dict[str, Any]:
+    runner = app.runner()
+    saved = dict(runner.timing)
+    runner.timing.update(repeats=repeats, warmup=2)
+    try:
+        built = runner.build(config)
+        res = runner.measure(built)
+    finally:
+        runner.timing = saved
+    out: dict[str, Any] = {"state": res.state, "reason": res.reason, "time": res.time, "config": config}
+    out.update({k: v for k, v in res.metrics.items()})
+    if isinstance(built, tuple) and hasattr(built[1], "registers"):
+        out["registers"] = built[1].registers
+        out["spill_stores"] = built[1].spill_stores
+    return out
+
+
+def _row(st: Any, base: dict[str, Any], best: dict[str, Any], bw: float, peak: float) -> dict[str, Any]:
+    nbytes = st.compulsory_bytes()
+    flops = st.flops()
+    roof = max(nbytes / bw, flops / peak)
+    r: dict[str, Any] = {"stencil": st.name, "size": st.shape[0], "bytes": nbytes, "flops": flops,
+                         "roofline_ms": roof * 1e3, "bound": "memory" if nbytes / bw >= flops / peak else "compute"}
+    for tag, m in (("base", base), ("tuned", best)):
+        t = m.get("time")
+        ok = m.get("state") == "OK" and t
+        r[f"{tag}_ms"] = t * 1e3 if ok else None
+        r[f"{tag}_gbs"] = nbytes / t / 1e9 if ok else None
+        r[f"{tag}_copy_frac"] = nbytes / t / bw if ok else None
+        r[f"{tag}_roof_frac"] = roof / t if ok else None
+        r[f"{tag}_regs"] = m.get("registers")
+        r[f"{tag}_spills"] = m.get("spill_stores")
+        r[f"{tag}_state"] = m.get("state") if ok else f"{m.get('state')}: {m.get('reason')}"
+    r["speedup"] = (r["base_ms"] / r["tuned_ms"]) if r["base_ms"] and r["tuned_ms"] else None
+    r["tuned_config"] = best.get("config")
+    return r
+
+
+def _table(rows: list[dict[str, Any]], title: str) -> str:
+    def f(v: Any, p: int = 2) -> str:
+        return "-" if v is None else (f"{v:.{p}f}" if isinstance(v, float) else str(v))
+    lines = [f"### {title}", "",
+             "| stencil | N | bound | roofline ms | base ms | base % roof | tuned ms | tuned % roof | tuned GB/s "
+             "| % copy BW | speedup | regs base/tuned | spills tuned |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(
+            f"| {r['stencil']} | {r['size']} | {r['bound']} | {f(r['roofline_ms'], 3)} | {f(r['base_ms'], 3)} | "
+            f"{f(100 * r['base_roof_frac'] if r['base_roof_frac'] else None, 0)} | {f(r['tuned_ms'], 3)} | "
+            f"{f(100 * r['tuned_roof_frac'] if r['tuned_roof_frac'] else None, 0)} | {f(r['tuned_gbs'], 0)} | "
+            f"{f(100 * r['tuned_copy_frac'] if r['tuned_copy_frac'] else None, 1)} | {f(r['speedup'])} | "
+            f"{f(r['base_regs'])}/{f(r['tuned_regs'])} | {f(r['tuned_spills'])} |")
+    return "\n".join(lines)
+
+
+def _app(**kw: Any) -> Any:
+    from apps.stencil.app import StencilApp
+
+    ns = argparse.Namespace(repeats=5, warmup=1, discard_first=0, statistic="median", verify_sample=200_000, **kw)
+    return StencilApp(ns)
+
+
+def part_cuda(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    from measurement.cuda import CudaBackend
+
+    be = CudaBackend(0)
+    report["_cuda_backend"] = be
+    bw = be.copy_bandwidth(1 << 31)
+    peaks = _peaks(be)
+    report["device"] = be.name
+    report["copy_bw_gbs"] = bw / 1e9
+    report["peaks"] = peaks
+    print(f"device {be.name}: copy {bw / 1e9:.0f} GB/s, FP64 peak {peaks['fp64_peak'] / 1e12:.1f} TFLOP/s", flush=True)
+    rows = []
+    names = args.stencils.split(",")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            t0 = time.time()
+            app = _app(stencil=name, backend="cuda", size=args.size)
+            app.device_backend = be
+            st = app.stencil
+            base = _measure(app, _cuda_seeds(st)[0], args.repeats)
+            best_cfg, how = _tune(app, _cuda_seeds(st), args.budget, args.parallelism, name, tmp, args.seed)
+            best = _measure(app, best_cfg, args.repeats) if best_cfg else {"state": "FAILED", "reason": how}
+            if best.get("time") and base.get("time") and best["time"] > base["time"] and base["state"] == "OK":
+                best = base  # the baseline was in the budget: the tuner's best can't be worse
+            r = _row(st, base, best, bw, peaks["fp64_peak"])
+            r["search"] = how
+            r["budget"] = args.budget
+            r["seconds"] = time.time() - t0
+            rows.append(r)
+            print(json.dumps(r, default=str), flush=True)
+            del app
+            gc.collect()  # frees this stencil's device arrays before the next one uploads
+    report["cuda"] = rows
+    print(_table(rows, f"CUDA (csTuner space) on {be.name}, budget {args.budget}"), flush=True)
+
+
+def part_opencl(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    from measurement.opencl import OpenCLBackend
+
+    bw = report.get("copy_bw_gbs", 0) * 1e9
+    peak32 = report.get("peaks", {}).get("fp32_peak", 0)
+    if not bw:
+        try:
+            from measurement.cuda import CudaBackend
+
+            be = CudaBackend(0)
+            bw = be.copy_bandwidth(1 << 31)
+            peak32 = _peaks(be)["fp32_peak"]
+            report["copy_bw_gbs"] = bw / 1e9
+        except Exception as exc:  # noqa: BLE001
+            print(f"no CUDA copy bandwidth ({exc}); using 3.0e12", flush=True)
+            bw, peak32 = 3.0e12, 6.7e13
+    rows = []
+    dev = OpenCLBackend(args.platform).name
+    with tempfile.TemporaryDirectory() as tmp:
+        for (p, d, r) in SYNTHETIC[:args.synthetic]:
+            t0 = time.time()
+            app = _app(pattern=p, dims=d, radius=r, backend="opencl", size=args.ocl_size, platform=args.platform,
+                       device=None, dtype="float32", weights_seed=0)
+            st = app.stencil
+            base = _measure(app, _opencl_seeds(st)[0], args.repeats)
+            best_cfg, how = _tune(app, _opencl_seeds(st), args.ocl_budget, args.parallelism, st.name, tmp, args.seed)
+            best = _measure(app, best_cfg, args.repeats) if best_cfg else {"state": "FAILED", "reason": how}
+            if best.get("time") and base.get("time") and best["time"] > base["time"] and base["state"] == "OK":
+                best = base
+            row = _row(st, base, best, bw, peak32)
+            row["search"] = how
+            row["budget"] = args.ocl_budget
+            row["seconds"] = time.time() - t0
+            rows.append(row)
+            print(json.dumps(row, default=str), flush=True)
+    report["opencl"] = rows
+    report["opencl_device"] = dev
+    print(_table(rows, f"OpenCL (Garvey space) on {dev}, float32 {args.ocl_size}^3, budget {args.ocl_budget}"),
+          flush=True)
+
+
+def part_timers(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    """Event timers vs wall clock around launch + synchronize, same configuration, both APIs."""
+    from apps.stencil.cuda_gen import cuda_baseline
+    from apps.stencil.opencl_gen import opencl_baseline
+
+    rows = []
+    n = args.size or 512
+    cu = _app(stencil="j3d7pt", backend="cuda", size=n)
+    if "_cuda_backend" in report:
+        cu.device_backend = report["_cuda_backend"]
+    ocl = _app(pattern="star", dims=3, radius=1, backend="opencl", size=n, platform=args.platform, device=None,
+               dtype="float64", weights_seed=0)
+    for label, app, cfg in (("CUDA j3d7pt", cu, cuda_baseline()), ("OpenCL star3d_r1 f64", ocl, opencl_baseline()),
+                            ("CUDA j3d7pt z-streamed", cu, {**cuda_baseline(), "sd": "z", "sb": 8, "bx": 64})):
+        runner = app.runner()
+        built = runner.build(cfg)
+        ev, wall = [], []
+        for _ in range(args.timer_rounds):
+            runner.timing.update(repeats=10, warmup=1)
+            res = runner.measure(built)
+            ev.append(res.metrics["event_median"])
+            wall.append(res.metrics["wall_median"])
+        ratio = [w / e for w, e in zip(wall, ev)]
+        rows.append({"what": label, "event_ms_median": statistics.median(ev) * 1e3,
+                     "event_ms_spread": (max(ev) - min(ev)) * 1e3, "wall_ms_median": statistics.median(wall) * 1e3,
+                     "wall_over_event": statistics.median(ratio), "rounds": args.timer_rounds})
+        print(json.dumps(rows[-1]), flush=True)
+    report["timers"] = rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--part", action="append", choices=("cuda", "opencl", "timers"))
+    ap.add_argument("--stencils", default="j3d7pt,j3d27pt,helmholtz,cheby,hypterm,addsgd4,addsgd6,rhs4center")
+    ap.add_argument("--size", type=int, default=None, help="cube edge for the CUDA stencils (default: paper sizes)")
+    ap.add_argument("--budget", type=int, default=40, help="unique evaluations per CUDA stencil")
+    ap.add_argument("--ocl-budget", type=int, default=24, help="unique evaluations per OpenCL stencil")
+    ap.add_argument("--ocl-size", type=int, default=256)
+    ap.add_argument("--synthetic", type=int, default=12, help="how many synthetic OpenCL stencils")
+    ap.add_argument("--platform", default="NVIDIA")
+    ap.add_argument("--parallelism", type=int, default=12)
+    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--timer-rounds", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    args = ap.parse_args(argv)
+    report: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "argv": argv}
+    for part in args.part or ["cuda", "opencl", "timers"]:
+        try:
+            {"cuda": part_cuda, "opencl": part_opencl, "timers": part_timers}[part](args, report)
+        except Exception as exc:  # noqa: BLE001 - keep the other parts' numbers
+            import traceback
+
+            traceback.print_exc()
+            report[f"{part}_error"] = repr(exc)
+        with open(os.path.join(args.out, f"bench_stencil_{'_'.join(args.part or ['all'])}.json"), "w") as f:
+            json.dump({k: v for k, v in report.items() if not k.startswith("_")}, f, indent=1, default=str)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
