@@ -264,6 +264,7 @@ def _loop(app: Any, app_ref: str, app_argv: list[str], storage: Any, run_id: int
     if n == 1 and settings.worker_mode == "thread":
         worker = MeasurementDriver(storage, run_id, app, objective, worker=worker_name("local0"),
                                    heartbeat_interval=hb)
+        search.poll_interval = 0.05  # own results are recorded directly; others' are read 20x/s
         idle = 0.001
         while True:
             search.step()
@@ -271,7 +272,10 @@ def _loop(app: Any, app_ref: str, app_argv: list[str], storage: Any, run_id: int
                 return
             if worker.work_one():
                 idle = 0.001
+                if worker.last is not None:
+                    search.record_local(*worker.last, worker.worker)
             else:
+                search.collect()
                 time.sleep(idle)
                 idle = min(0.05, idle * 2)
             progress.update(search.status)

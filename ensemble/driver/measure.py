@@ -87,6 +87,8 @@ class MeasurementDriver:
         self.objective = objective
         self.worker = worker or worker_name()
         self.measured = 0
+        #: (request_id, state, value) of the last result this driver committed
+        self.last: tuple[int, str, float | None] | None = None
         self._measure_lock = measure_lock
         self._on_finish = on_finish
         self._heartbeat = _Heartbeat(storage, self.worker, heartbeat_interval)
@@ -97,6 +99,7 @@ class MeasurementDriver:
         if not claims:
             return False
         claim = claims[0]
+        self.last = None
         self._heartbeat.begin(claim.request_id)
         try:
             result, elapsed = self._measure(row_config(claim), claim.limit_s)
@@ -153,6 +156,7 @@ class MeasurementDriver:
                          request_id, self.worker)
         else:
             self.measured += 1
+            self.last = (request_id, state, value)
         if self._on_finish is not None:
             self._on_finish()
 

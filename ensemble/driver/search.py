@@ -67,7 +67,9 @@ class SearchDriver:
         self.workers = max(1, workers)
         self.trial_limit = trial_limit
         self.status = SearchStatus()
-        self._unfinished: set[int] = set()   # request ids known WAITING/RUNNING
+        self._unfinished: dict[int, dict[str, Any]] = {}  # request id -> config, WAITING/RUNNING
+        self.poll_interval = 0.0             # seconds between database reads in step()
+        self._last_poll = -math.inf
         self._seen: set[int] = set()         # finished ids above the read cursor
         self._high = 0                       # highest finished request id seen
         self._pending: dict[str, str] = {}          # hash -> technique, requested and not finished
@@ -96,13 +98,13 @@ class SearchDriver:
             config_hash = row.config_hash
             if state in ("WAITING", "RUNNING"):
                 if not row.duplicate:
-                    self._unfinished.add(rid)
+                    self._unfinished[rid] = row.config
                     self._pending[config_hash] = row.technique
                     self._pending_unique += 1
                 continue
             self._seen.add(rid)
             self._high = max(self._high, rid)
-            trial = to_trial(row, self._counted_after(row))
+            trial = to_trial(row, self._counted_after(row.duplicate))
             self._account(trial)
             if self.space_accepts(trial.config):
                 history.append(trial)
@@ -116,8 +118,8 @@ class SearchDriver:
         except Exception:  # noqa: BLE001 - an old config of another space
             return False
 
-    def _counted_after(self, row: Any) -> int:
-        return self.status.unique + (0 if row.duplicate else 1)
+    def _counted_after(self, duplicate: bool) -> int:
+        return self.status.unique + (0 if duplicate else 1)
 
     def add_seeds(self, configs: Sequence[dict[str, Any]]) -> None:
         """Queue seed configurations (already validated) before the technique's."""
@@ -129,7 +131,9 @@ class SearchDriver:
 
         Returns the number of new finished trials seen.
         """
-        seen = self.collect()
+        seen = 0
+        if time.monotonic() - self._last_poll >= self.poll_interval:
+            seen = self.collect()
         if self._check_stop():
             return seen
         self._top_up()
@@ -138,6 +142,7 @@ class SearchDriver:
 
     def collect(self) -> int:
         """Feed results finished since the last call to the technique."""
+        self._last_poll = time.monotonic()
         rows = self.storage.finished_since(self.run_id, self._cursor())
         fresh = 0
         for row in rows:
@@ -145,26 +150,46 @@ class SearchDriver:
             if rid in self._seen:
                 continue
             fresh += 1
-            self._seen.add(rid)
-            self._unfinished.discard(rid)
-            self._high = max(self._high, rid)
-            config_hash = row.config_hash
-            if not row.duplicate and row.worker:
-                self._recent_workers.append(row.worker)
-            if not row.duplicate and config_hash in self._pending:
-                self._pending.pop(config_hash, None)
-                self._pending_unique -= 1
-            trial = to_trial(row, self._counted_after(row))
-            self._account(trial)
-            for listener in self.listeners:
-                listener(trial)
-            self._tell(trial)
-            for tech in self._waiting_dups.pop(config_hash, []):
-                self._submit([(trial.config, tech)])
+            self._unfinished.pop(rid, None)
+            self._handle(rid, to_trial(row, self._counted_after(row.duplicate)), row.worker)
         if len(self._seen) > 64:
             cursor = self._cursor()
             self._seen = {i for i in self._seen if i > cursor}
         return fresh
+
+    def record_local(self, request_id: int, state: str, value: float | None, worker: str) -> None:
+        """A result this process just committed: use it without reading it back.
+
+        The same-thread loop calls this, so a trial costs no extra query; the
+        request id is marked seen, and a later read skips it.
+        """
+        config = self._unfinished.pop(request_id, None)
+        if config is None or request_id in self._seen:
+            return
+        v = value if (state == "OK" and value is not None and not math.isnan(value)) else math.inf
+        config_hash = self.space.config_hash(config)
+        trial = Trial(config=config, config_hash=config_hash, value=float(v), state=state,
+                      technique=self._pending.get(config_hash, ""), duplicate=False,
+                      evaluation=self._counted_after(False))
+        self._handle(request_id, trial, worker)
+
+    def _handle(self, rid: int, trial: Trial, worker: str | None) -> None:
+        self._seen.add(rid)
+        if rid > self._high:
+            self._high = rid
+        config_hash = trial.config_hash
+        if not trial.duplicate:
+            if worker:
+                self._recent_workers.append(worker)
+            if config_hash in self._pending:
+                self._pending.pop(config_hash, None)
+                self._pending_unique -= 1
+        self._account(trial)
+        for listener in self.listeners:
+            listener(trial)
+        self._tell(trial)
+        for tech in self._waiting_dups.pop(config_hash, []):
+            self._submit([(trial.config, tech)])
 
     def _cursor(self) -> int:
         # Results commit out of request-id order: read from just below the
@@ -272,8 +297,10 @@ class SearchDriver:
 
         batch: list[Any] = []
         new_unique = 0
+        json_config: dict[str, dict[str, Any]] = {}
         for config, tech in items:
             config_hash = self.space.config_hash(config)
+            json_config[config_hash] = config
             if tech != SEED_TECHNIQUE:
                 self._proposed_here.add(config_hash)
             if config_hash in self._known:
@@ -291,7 +318,7 @@ class SearchDriver:
             ids = self.storage.add_requests(self.run_id, batch)
             for rid, item in zip(ids, batch):
                 if not item.duplicate:
-                    self._unfinished.add(int(rid))
+                    self._unfinished[int(rid)] = json_config[item.config_hash]
         self.status.last_technique = items[-1][1] if items else self.status.last_technique
         return new_unique
 
