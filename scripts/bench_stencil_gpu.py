@@ -70,19 +70,29 @@ def _opencl_seeds(st: Any) -> list[dict[str, Any]]:
     return [c for c in cands if opencl_is_legal(st, c)]
 
 
+TECHNIQUES = ["default", "GA"]
+
+
 def _tune(app: Any, seeds: list[dict[str, Any]], budget: int, parallelism: int, name: str, tmp: str,
           seed: int) -> tuple[dict[str, Any] | None, str]:
-    """Best configuration after ``budget`` unique evaluations; falls back to random sampling."""
-    try:
-        from ensemble import tune
+    """Best configuration after ``budget`` unique evaluations.
 
-        res = tune(app, test_limit=budget, parallelism=parallelism, database=f"sqlite:///{tmp}/{name}.db",
-                   run_name=name, seed=seed, seed_configurations=seeds, quiet=True)
-        if res.best_config is not None:
-            return dict(res.best_config), "ensemble.tune(default)"
-        how = "ensemble.tune found nothing; random"
-    except Exception as exc:  # noqa: BLE001 - the benchmark must still produce numbers
-        how = f"random (ensemble.tune failed: {type(exc).__name__}: {str(exc)[:120]})"
+    Tries ``ensemble.tune`` with each of TECHNIQUES in turn (a technique that
+    does not load is skipped), then falls back to seeded random sampling.
+    """
+    from ensemble import tune
+
+    how = ""
+    for tech in TECHNIQUES:
+        try:
+            res = tune(app, test_limit=budget, parallelism=parallelism, database=f"sqlite:///{tmp}/{name}-{tech}.db",
+                       run_name=f"{name}-{tech}", seed=seed, seed_configurations=seeds, technique=tech, quiet=True)
+            if res.best_config is not None:
+                return dict(res.best_config), f"ensemble.tune(technique={tech!r}, evaluations={res.evaluations})"
+            how += f"{tech}: no valid result; "
+        except Exception as exc:  # noqa: BLE001 - the benchmark must still produce numbers
+            how += f"{tech}: {type(exc).__name__}: {str(exc)[:100]}; "
+    how = f"random sampling ({how})"
     from concurrent.futures import ThreadPoolExecutor
 
     rng = np.random.default_rng(seed)
@@ -281,8 +291,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--timer-rounds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--technique", action="append", help="technique(s) to try in order (default: default, GA)")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args(argv)
+    if args.technique:
+        TECHNIQUES[:] = args.technique
     report: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "argv": argv}
     for part in args.part or ["cuda", "opencl", "timers"]:
         try:
