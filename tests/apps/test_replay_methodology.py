@@ -66,3 +66,36 @@ def test_trace_pads_and_treats_failures_as_worst():
     meth = Methodology(np.array([1.0, 2.0, 3.0, 4.0, math.inf] * 20))
     t = meth.trace([math.inf, 3.0, 2.0])
     assert t[0] == 4.0 and t[1] == 3.0 and np.all(t[2:] == 2.0) and t.size == meth.budget
+
+
+@pytest.mark.parametrize("technique", ["default", "Random", "GA", "PSO", "SimulatedAnnealing"])
+def test_in_memory_loop_follows_the_sqlite_driver(tmp_path, technique):
+    """bench_search drives techniques in memory; it must give the driver's trajectory."""
+    import json
+    from pathlib import Path
+
+    from apps.replay import load_space
+    from apps.replay.app import main
+    from ensemble import registry
+    from scripts.bench_search import run_technique
+
+    path = Path("/work/shared/data/spaces/pnpoly_RTX2080Ti.json.gz")
+    if not path.exists():
+        path = Path(__file__).resolve().parents[3] / "shared" / "data" / "spaces" / path.name
+    if not path.exists():
+        pytest.skip("shared data not present")
+    try:
+        registry.create_technique(technique, seed=0)
+    except Exception as exc:  # the registry belongs to the core/techniques engineers
+        pytest.skip(f"technique {technique} not creatable: {exc}")
+    out = tmp_path / "o.json"
+    assert main([str(path), "--technique", technique, "--test-limit", "40", "--seed", "4", "--quiet",
+                 "--database", f"sqlite:///{tmp_path / 'r.db'}", "--json-out", str(out)]) == 0
+    driver_trace = json.loads(out.read_text())["trace"]
+    values = run_technique(technique, load_space(path), "file", 40, 4)
+    best, trace = math.inf, []
+    for i, v in enumerate(values, 1):
+        if v < best:
+            best = v
+            trace.append([i, v])
+    assert trace == driver_trace
