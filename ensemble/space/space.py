@@ -39,7 +39,9 @@ class SearchSpace:
         self._params: dict[str, Parameter] = {}
         self._constraints: list[Constraint] = []
         self._components: list[Component] | None = None
-        self._by_param: tuple[list[Component], dict[str, list[Constraint]]] | None = None
+        self._by_param: tuple[list[Component], dict[str, list[Constraint]]] | None = (
+            None
+        )
         self._slices: dict[str, slice] = {}
         self._dims = 0
         if params:
@@ -325,19 +327,30 @@ class SearchSpace:
             else:
                 tables.append((comp, None))
 
-        def rows(comp: Component, t: np.ndarray | None) -> Iterator[dict[str, Any]]:
+        def rows(comp: Component, t: np.ndarray | None) -> Iterator[tuple[Any, ...]]:
+            values = [p.values() for p in comp.params]  # type: ignore[attr-defined]
             if t is None:
-                for combo in itertools.product(*(p.values() for p in comp.params)):  # type: ignore[attr-defined]
-                    yield dict(zip(comp.names, combo))
-            else:
-                for r in t:
-                    yield comp.decode(r)
+                yield from itertools.product(*values)
+                return
+            for start in range(0, t.shape[0], 1 << 16):  # decode column-wise, in blocks
+                block = t[start : start + (1 << 16)]
+                cols = [
+                    [vals[i] for i in block[:, j].tolist()]
+                    for j, vals in enumerate(values)
+                ]
+                yield from zip(*cols)
 
+        concat = [n for comp, _ in tables for n in comp.names]
+        where = {n: i for i, n in enumerate(concat)}
+        order = [(n, where[n]) for n in self._params]
         # materialise all but the first component (they are re-iterated)
         rest = [list(rows(c, t)) for c, t in tables[1:]]
         for head in rows(*tables[0]):
             for tail in itertools.product(*rest):
-                yield self._merge((head, *tail))
+                flat = (
+                    head + tuple(itertools.chain.from_iterable(tail)) if tail else head
+                )
+                yield {n: flat[i] for n, i in order}
 
     # --- identity ----------------------------------------------------------
     @staticmethod
