@@ -126,7 +126,16 @@ def _run_parsed(app_class: type, ns: argparse.Namespace, argv: list[str], make_a
         settings = settings_from_args(ns)
         app = make_app()
         app.args = ns
-        result = run_app(app, settings, app_ref=app_reference(app_class), app_argv=argv)
+        from ensemble import mpi
+
+        info = mpi.detect()
+        if info is not None and info.size > 1:  # started under mpirun: every rank measures
+            result = mpi.run_app(app, settings, app_ref=app_reference(app_class), app_argv=argv,
+                                 heartbeat_timeout=settings.heartbeat_timeout)
+            if result.extra.get("rank", 0) != 0:
+                return 0
+        else:
+            result = run_app(app, settings, app_ref=app_reference(app_class), app_argv=argv)
     except EnsembleError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
