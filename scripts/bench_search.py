@@ -318,6 +318,11 @@ def markdown(report: dict[str, Any]) -> str:
         vals = [c for c in cells if c is not None]
         mean = f"**{np.mean(vals):.3f}**" if len(vals) == len(cells) else "n/a"
         lines.append(f"| {lab} | " + " | ".join("-" if c is None else f"{c:.3f}" for c in cells) + f" | {mean} |")
+    lines += ["", "Mean unique evaluations used (of the budget):", "",
+              "| tuner | " + " | ".join(spaces) + " |", "|---" * (len(spaces) + 1) + "|"]
+    for lab in labels:
+        cells = [r["results"].get(lab, {}).get("unique_evals") for r in report["spaces"]]
+        lines.append(f"| {lab} | " + " | ".join("-" if c is None else f"{c:.0f}" for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
