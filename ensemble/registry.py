@@ -34,20 +34,20 @@ __all__ = [
 #: technique name -> "module:attr" (a Technique subclass or a factory taking seed=, **options)
 TECHNIQUES: dict[str, str] = {
     "AUCBandit": "techniques.bandit:AUCBandit",
-    "RoundRobin": "techniques.roundrobin:RoundRobin",
-    "Random": "techniques.random:RandomSearch",
-    "NelderMead": "techniques.simplex:NelderMead",
-    "Torczon": "techniques.simplex:Torczon",
+    "RoundRobin": "techniques.round_robin:RoundRobin",
+    "Random": "techniques.random_search:Random",
+    "NelderMead": "techniques.nelder_mead:NelderMead",
+    "Torczon": "techniques.torczon:Torczon",
     "SimulatedAnnealing": "techniques.annealing:SimulatedAnnealing",
-    "DifferentialEvolution": "techniques.evolution:DifferentialEvolution",
-    "GreedyMutation": "techniques.mutation:GreedyMutation",
-    "NormalGreedyMutation": "techniques.mutation:NormalGreedyMutation",
-    "PatternSearch": "techniques.pattern:PatternSearch",
+    "DifferentialEvolution": "techniques.differential_evolution:DifferentialEvolution",
+    "GreedyMutation": "techniques.greedy_mutation:GreedyMutation",
+    "NormalGreedyMutation": "techniques.greedy_mutation:NormalGreedyMutation",
+    "PatternSearch": "techniques.pattern_search:PatternSearch",
     "GA": "techniques.ga:GA",
     "PSO": "techniques.pso:PSO",
     "IslandGA": "techniques.island_ga:IslandGA",
     "CsTuner": "techniques.cstuner:CsTuner",
-    "default": "techniques.default:default_ensemble",
+    "default": "techniques.default:DefaultEnsemble",
 }
 
 #: app name -> "module:attr" (a TunerApp subclass)

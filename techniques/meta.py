@@ -1,0 +1,163 @@
+"""Common base of meta-techniques: arms, routing of results, credit names.
+
+A meta-technique owns a list of arms (techniques, or registry names it
+creates), hands each arm its own random generator spawned from the one it was
+bound with (``rng.spawn``, so arms are independent and reproducible), asks one
+arm per proposal slot, remembers which arm proposed which configuration, and
+routes each result back: ``observe`` to the arm that asked, ``observe_foreign``
+to the others, so local techniques can restart at the ensemble's best.
+Subclasses decide which arm to ask (:meth:`_pick`) and learn from results
+(:meth:`_on_result`).
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from collections import deque
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ensemble.errors import TechniqueError
+from ensemble.technique import Technique, Trial
+from techniques.base import BaseTechnique
+
+__all__ = ["MetaTechnique"]
+
+
+def _make_arm(arm: str | Technique) -> Technique:
+    if isinstance(arm, Technique):
+        return arm
+    if not isinstance(arm, str):
+        raise TechniqueError(f"arms: expected technique names or Technique objects, got {arm!r}")
+    from ensemble.registry import create_technique  # lazy: the registry imports techniques lazily too
+
+    return create_technique(arm)
+
+
+class MetaTechnique(BaseTechnique):
+    """Routes proposals and results between a set of arms."""
+
+    name: ClassVar[str] = "MetaTechnique"
+
+    def __init__(self, *, seed: int | None = None, arms: Sequence[str | Technique] = (),
+                 **options: Any) -> None:
+        super().__init__(seed=seed, **options)
+        if not arms:
+            raise TechniqueError(f"{type(self).__name__}: arms is empty; pass arms=['NelderMead', 'GA', ...]")
+        self.arms: list[Technique] = [_make_arm(a) for a in arms]
+        self.labels: list[str] = []
+        for arm in self.arms:
+            base = str(getattr(arm, "name", type(arm).__name__))
+            label, k = base, 2
+            while label in self.labels:
+                label, k = f"{base}#{k}", k + 1
+            self.labels.append(label)
+        self._owner: dict[str, deque[int]] = {}
+
+    def _on_bind(self) -> None:
+        for arm, child_rng in zip(self.arms, self.rng.spawn(len(self.arms))):
+            arm.bind(self.space, budget=self.budget, rng=child_rng)
+
+    @property
+    def done(self) -> bool:
+        return all(bool(getattr(a, "done", False)) for a in self.arms)
+
+    # -- choosing ----------------------------------------------------------
+    @abc.abstractmethod
+    def _pick(self, blocked: set[int]) -> int | None:
+        """Index of the arm to ask next, not in ``blocked``; None when none is left."""
+
+    def _on_result(self, arm: int, credit: bool) -> None:
+        """Learn from a result of ``arm`` (credit: novel and improved the best)."""
+
+    def propose(self, n: int) -> list[dict[str, Any]]:
+        self._require_bound()
+        out: list[dict[str, Any]] = []
+        blocked = {i for i, a in enumerate(self.arms) if getattr(a, "done", False)}
+        while len(out) < n:
+            i = self._pick(blocked)
+            if i is None:
+                break
+            got = self.arms[i].propose(1)
+            if not got:
+                blocked.add(i)
+                continue
+            config = got[0]
+            self._owner.setdefault(self.hash(config), deque()).append(i)
+            out.append(config)
+        return out
+
+    # -- results -----------------------------------------------------------
+    def _arm_of(self, trial: Trial) -> int | None:
+        queue = self._owner.get(trial.config_hash)
+        if queue:
+            i = queue.popleft()
+            if not queue:
+                del self._owner[trial.config_hash]
+            return i
+        return self._arm_by_label(trial.technique)
+
+    def _arm_by_label(self, technique: str) -> int | None:
+        for i, arm in enumerate(self.arms):
+            if technique == self.labels[i] or technique == getattr(arm, "name", None):
+                return i
+        return None
+
+    @staticmethod
+    def _credit(trial: Trial, best_before: float) -> bool:
+        """OpenTuner's credit: a novel, successful request that improved the best so far."""
+        state = getattr(trial.state, "value", trial.state)
+        return (not trial.duplicate and state == "OK"
+                and math.isfinite(trial.value) and trial.value < best_before)
+
+    def observe(self, trial: Trial) -> None:
+        best_before = self.best_value
+        if not trial.duplicate:
+            self.evaluations += 1
+        self._record(trial)
+        i = self._arm_of(trial)
+        if i is not None:
+            self._on_result(i, self._credit(trial, best_before))
+        for j, arm in enumerate(self.arms):
+            if j == i:
+                arm.observe(trial)
+            else:
+                arm.observe_foreign(trial)
+
+    def observe_foreign(self, trial: Trial) -> None:
+        self._record(trial)
+        for arm in self.arms:
+            arm.observe_foreign(trial)
+
+    def credit_name(self, config_hash: str) -> str:
+        """The leaf technique that proposed ``config_hash`` (for Trial.technique)."""
+        queue = self._owner.get(config_hash)
+        if not queue:
+            return self.name
+        i = queue[0]
+        arm = self.arms[i]
+        if isinstance(arm, MetaTechnique):
+            return arm.credit_name(config_hash)
+        return self.labels[i]
+
+    def _reset_history(self) -> None:
+        """Forget what :meth:`_on_result` learnt (restore replays it)."""
+
+    def restore(self, trials: Sequence[Trial]) -> None:
+        """Resume: replay the stored trials through the credit rule, in order."""
+        self._reset_history()
+        self.best_value, self.best_config = math.inf, None
+        for trial in trials:
+            best_before = self.best_value
+            self._record(trial)
+            i = self._arm_by_label(trial.technique)
+            if i is not None:
+                self._on_result(i, self._credit(trial, best_before))
+        for arm in self.arms:
+            arm.restore(trials)
+
+    def _tie_order(self, k: int) -> np.ndarray:
+        return self.rng.permutation(k)
