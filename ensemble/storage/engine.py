@@ -108,10 +108,14 @@ class Database:
         elif self.dialect == "postgresql":
             kwargs["connect_args"] = {
                 "connect_timeout": max(1, int(self.busy_timeout_s)),
-                # wait for row/table locks as long as SQLite would, then fail with 55P03 (DatabaseLockedError)
+                # lock_timeout: wait for locks as long as SQLite would, then fail with 55P03
+                # (DatabaseLockedError).  synchronous_commit=off: the same trade as SQLite's
+                # synchronous=NORMAL - a killed client loses nothing it committed, a server
+                # crash may lose the last fraction of a second - instead of a WAL fsync per result.
                 "options": " ".join(
                     filter(None, [str(parsed.query.get("options", "")),
-                                  f"-c lock_timeout={int(self.busy_timeout_s * 1000)}"])
+                                  f"-c lock_timeout={int(self.busy_timeout_s * 1000)}",
+                                  "-c synchronous_commit=off"])
                 ),
             }
         else:

@@ -41,3 +41,11 @@ def test_locked_table_raises_database_locked(pg_url):
             s.claim(run_id, "w")
     engine.dispose()
     assert len(s.claim(run_id, "w")) == 1
+
+
+def test_session_settings(pg_url):
+    s = Storage(pg_url, busy_timeout_s=7)
+    with s._db.begin(write=False) as conn:
+        assert conn.exec_driver_sql("SHOW lock_timeout").scalar() == "7s"
+        assert conn.exec_driver_sql("SHOW synchronous_commit").scalar() == "off"
+        assert conn.exec_driver_sql("SHOW search_path").scalar().startswith("t_")  # URL options kept
