@@ -41,6 +41,8 @@ DFS_BUDGET = 20_000
 BATCH_DRAWS = 1_000_000
 #: the same when a constraint must be evaluated point by point (callables)
 SCALAR_DRAWS = 50_000
+#: tables built implicitly for components with callables (each row is a Python call)
+SCALAR_TABLE_LIMIT = 100_000
 _BLOCK = 1 << 20
 
 
@@ -233,7 +235,7 @@ class Component:
         """``n`` valid assignments: uniform from the table when it exists."""
         if not self.constraints:
             return [{p.name: p.sample(rng) for p in self.params} for _ in range(n)]
-        t = self.table()
+        t = self.table(self._lazy_limit())
         if t is not None:
             if t.shape[0] == 0:
                 raise self.infeasible()
@@ -276,6 +278,10 @@ class Component:
             return []
         allrows = np.concatenate(got)[:n]
         return [self.decode(r) for r in allrows]
+
+    def _lazy_limit(self) -> int:
+        """Table size worth building implicitly (sample/repair), not asked for by the user."""
+        return TABLE_LIMIT if self._vectorised else SCALAR_TABLE_LIMIT
 
     def _draw_cap(self) -> int:
         if not self.discrete:
@@ -371,7 +377,7 @@ class Component:
         self, current: dict[str, Any], rng: np.random.Generator
     ) -> dict[str, Any]:
         """The valid assignment nearest to ``current`` (L1 over normalised indices)."""
-        t = self.table()
+        t = self.table(self._lazy_limit())
         if t is not None:
             if t.shape[0] == 0:
                 raise self.infeasible()

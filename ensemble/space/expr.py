@@ -165,6 +165,7 @@ class Expression:
             if isinstance(node.op, ast.Not):
                 return ~_truth(v, n), bad
             _numeric(v)
+            v = _arith(v)
             return (-v if isinstance(node.op, ast.USub) else +v), bad
         if isinstance(node, ast.BinOp):
             a, ba = self._v(node.left, cols, n)
@@ -340,15 +341,42 @@ def _is_int_like(v: Any) -> bool:
     return isinstance(v, (int, bool))
 
 
+_INT_SAFE = float(2**62)
+
+
+def _arith(v: Any) -> Any:
+    """Booleans count as 0/1 in arithmetic (NumPy would use logical or/and)."""
+    if isinstance(v, np.ndarray) and v.dtype.kind == "b":
+        return v.astype(np.int64)
+    if isinstance(v, (bool, np.bool_)):
+        return int(v)
+    return v
+
+
+def _exact_int(result: Any, approx: Any) -> Any:
+    """``result`` of an int operation, unless int64 may have overflowed (Python ints do not)."""
+    if np.max(np.abs(approx), initial=0.0) >= _INT_SAFE:
+        raise _Invalid("integer result beyond int64: evaluate point by point")
+    return result
+
+
 def _binop(op: ast.operator, a: Any, b: Any) -> tuple[Any, Any]:
     _numeric(a)
     _numeric(b)
+    a, b = _arith(a), _arith(b)
+    ints = _is_int_like(a) and _is_int_like(b)
+    fa = np.asarray(a, dtype=float) if ints else None
+    fb = np.asarray(b, dtype=float) if ints else None
     if isinstance(op, ast.Add):
-        return np.add(a, b), None
+        return (_exact_int(np.add(a, b), fa + fb) if ints else np.add(a, b)), None
     if isinstance(op, ast.Sub):
-        return np.subtract(a, b), None
+        return (
+            _exact_int(np.subtract(a, b), fa - fb) if ints else np.subtract(a, b)
+        ), None
     if isinstance(op, ast.Mult):
-        return np.multiply(a, b), None
+        return (
+            _exact_int(np.multiply(a, b), fa * fb) if ints else np.multiply(a, b)
+        ), None
     if isinstance(op, ast.Div):
         return np.true_divide(a, b), np.asarray(b) == 0
     if isinstance(op, (ast.FloorDiv, ast.Mod)):
@@ -361,7 +389,8 @@ def _binop(op: ast.operator, a: Any, b: Any) -> tuple[Any, Any]:
             neg = np.asarray(b) < 0
             if np.any(neg):
                 return np.power(np.asarray(a, dtype=float), b), np.asarray(a) == 0
-            return np.power(np.asarray(a, dtype=np.int64), b), None
+            approx = np.power(np.asarray(a, dtype=float), b)
+            return _exact_int(np.power(np.asarray(a, dtype=np.int64), b), approx), None
         base = np.asarray(a, dtype=float)
         return np.power(base, b), (base == 0) & (np.asarray(b) < 0)
     raise _Invalid(type(op).__name__)
