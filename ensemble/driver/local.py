@@ -30,6 +30,13 @@ __all__ = ["TuneResult", "open_run", "run_app", "serve_worker"]
 
 _log = logging.getLogger("ensemble.driver")
 
+#: requests proposed and claimed together by the one same-thread worker: a
+#: batch of 4 (OpenTuner's default --parallelism) shares one insert and one
+#: claim transaction; every result is still committed on its own.
+SAME_THREAD_QUEUE = 4
+#: trials shorter than this (seconds) are "fast" and batched
+FAST_TRIAL_S = 0.05
+
 
 @dataclass
 class TuneResult:
@@ -266,19 +273,30 @@ def _loop(app: Any, app_ref: str, app_argv: list[str], storage: Any, run_id: int
                                    heartbeat_interval=hb)
         search.poll_interval = 0.05  # own results are recorded directly; others' are read 20x/s
         idle = 0.001
-        while True:
-            search.step()
-            if search.done:
-                return
-            if worker.work_one():
-                idle = 0.001
+        try:
+            while True:
+                # fast trials: propose and claim in batches; slow ones: one at a
+                # time, so the technique sees every result before it proposes again
+                batch = SAME_THREAD_QUEUE if worker.last_elapsed < FAST_TRIAL_S else 1
+                search.queue_depth = batch
+                search.step()
+                if search.done:
+                    return
+                if worker.work_one(batch=batch):
+                    idle = 0.001
+                    if worker.last is not None:
+                        search.record_local(*worker.last, worker.worker)
+                else:
+                    search.collect()
+                    time.sleep(idle)
+                    idle = min(0.05, idle * 2)
+                progress.update(search.status)
+        finally:
+            # requests claimed ahead are measured, not left RUNNING (at most SAME_THREAD_QUEUE - 1)
+            while worker.held:
+                worker.work_one()
                 if worker.last is not None:
                     search.record_local(*worker.last, worker.worker)
-            else:
-                search.collect()
-                time.sleep(idle)
-                idle = min(0.05, idle * 2)
-            progress.update(search.status)
     wake = threading.Event()
     stop = threading.Event()
     threads: list[threading.Thread] = []

@@ -39,6 +39,7 @@ class _Heartbeat:
         self.worker = worker
         self.interval = interval
         self.current: int | None = None
+        self.held: list[int] = []
         self._since = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -58,7 +59,7 @@ class _Heartbeat:
             rid = self.current
             if rid is not None and time.monotonic() - self._since >= self.interval / 2:
                 try:
-                    self.storage.heartbeat([rid], self.worker)
+                    self.storage.heartbeat([rid, *self.held], self.worker)
                 except Exception:  # noqa: BLE001 - a missed beat is retried next time
                     _log.debug("heartbeat for request %s failed", rid, exc_info=True)
 
@@ -87,26 +88,42 @@ class MeasurementDriver:
         self.objective = objective
         self.worker = worker or worker_name()
         self.measured = 0
+        self._held: list[Any] = []
+        #: seconds the last measurement took (0 before the first)
+        self.last_elapsed = 0.0
         #: (request_id, state, value) of the last result this driver committed
         self.last: tuple[int, str, float | None] | None = None
         self._measure_lock = measure_lock
         self._on_finish = on_finish
         self._heartbeat = _Heartbeat(storage, self.worker, heartbeat_interval)
 
-    def work_one(self) -> bool:
-        """Claim and measure one request; False when none was WAITING."""
-        claims = self.storage.claim(self.run_id, self.worker, 1)
-        if not claims:
+    def work_one(self, batch: int = 1) -> bool:
+        """Measure one request (claiming up to ``batch`` at once); False when none was WAITING.
+
+        Requests claimed ahead stay RUNNING for this worker and are kept alive
+        by its heartbeat until measured.
+        """
+        if not self._held:
+            self._held.extend(self.storage.claim(self.run_id, self.worker, batch))
+            self._heartbeat.held = [c.request_id for c in self._held]
+        if not self._held:
             return False
-        claim = claims[0]
+        claim = self._held.pop(0)
+        self._heartbeat.held = [c.request_id for c in self._held]
         self.last = None
         self._heartbeat.begin(claim.request_id)
         try:
             result, elapsed = self._measure(row_config(claim), claim.limit_s)
         finally:
             self._heartbeat.end()
+        self.last_elapsed = elapsed
         self._commit(claim.request_id, result, elapsed)
         return True
+
+    @property
+    def held(self) -> int:
+        """Requests claimed ahead and not measured yet."""
+        return len(self._held)
 
     def _measure(self, config: dict[str, Any], limit: float | None) -> tuple[Result, float]:
         app = self.app

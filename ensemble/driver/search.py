@@ -9,6 +9,7 @@ feeds finished results back to the technique, and decides when to stop.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import time
@@ -69,6 +70,7 @@ class SearchDriver:
         self.status = SearchStatus()
         self._unfinished: dict[int, dict[str, Any]] = {}  # request id -> config, WAITING/RUNNING
         self.poll_interval = 0.0             # seconds between database reads in step()
+        self.queue_depth = 1                 # requests kept waiting for a single worker
         self._last_poll = -math.inf
         self._seen: set[int] = set()         # finished ids above the read cursor
         self._high = 0                       # highest finished request id seen
@@ -263,7 +265,9 @@ class SearchDriver:
         workers = self.active_workers()
         want = workers + max(1, workers // 2) - self._pending_unique
         if workers == 1:
-            want = 1 - self._pending_unique
+            # one worker: refill the queue only once it has run dry, so that a
+            # batch of requests shares one insert (and the worker one claim)
+            want = self.queue_depth if self._pending_unique == 0 else 0
         want = int(min(want, self._budget_left()))
         rounds = 0
         while want > 0 and rounds < 4:
@@ -280,9 +284,6 @@ class SearchDriver:
                 items.append((config, self._credit(config, name)))
             new_unique = self._submit(items)
             want -= new_unique
-            if new_unique == 0:
-                # all duplicates: their answers go back to the technique now
-                self.collect()
 
     def _credit(self, config: dict[str, Any], default: str) -> str:
         try:
@@ -316,9 +317,17 @@ class SearchDriver:
                                         self.trial_limit, duplicate=False))
         if batch:
             ids = self.storage.add_requests(self.run_id, batch)
+            answered = []
             for rid, item in zip(ids, batch):
                 if not item.duplicate:
                     self._unfinished[int(rid)] = json_config[item.config_hash]
+                else:
+                    answered.append((int(rid), item))
+            # duplicates are answered now, from the result we already hold
+            for rid, item in answered:
+                first = self._known[item.config_hash]
+                self._handle(rid, dataclasses.replace(first, technique=item.technique, duplicate=True,
+                                                      evaluation=self.status.unique), None)
         self.status.last_technique = items[-1][1] if items else self.status.last_technique
         return new_unique
 

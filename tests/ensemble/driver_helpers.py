@@ -31,6 +31,8 @@ class TinyRandom(Technique):
         space = self._need_space()
         if self.done:
             return []
+        if self.stop_after_proposals is not None:
+            n = min(n, self.stop_after_proposals - self.proposals)
         self.proposals += n
         return space.sample(self.rng, n)
 

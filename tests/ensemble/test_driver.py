@@ -29,8 +29,13 @@ def test_duplicate_is_answered_from_the_database_and_not_counted(tmp_path):
     dups = [r for r in rows if r.duplicate]
     assert len(dups) == 3 and all(r.state == "OK" and r.cost == 0.0 for r in dups)
     # the technique got every answer back, repeats marked as duplicates with the stored value
-    assert [t.duplicate for t in tech.observed] == [False, False, True, False, True, True]
-    assert tech.observed[2].value == tech.observed[0].value
+    assert sorted(t.duplicate for t in tech.observed) == [False] * 3 + [True] * 3
+    by_config = {}
+    for t in tech.observed:
+        by_config.setdefault(t.config_hash, []).append(t)
+    for trials in by_config.values():                 # the first answer measured, repeats copied
+        assert not trials[0].duplicate and all(t.duplicate for t in trials[1:])
+        assert len({t.value for t in trials}) == 1
     assert res.best_config == B and res.best_value == 1.0
 
 
@@ -44,7 +49,7 @@ def test_seed_configurations_are_measured_first_and_reported_as_foreign(tmp_path
     rows = Storage(db_url(tmp_path)).trials(Storage(db_url(tmp_path)).get_run("s").id)
     assert rows[0].technique == "seed" and rows[0].config == C
     assert [t.config for t in tech.foreign] == [C]
-    assert [t.duplicate for t in tech.observed] == [False, True]   # C proposed again: answered from DB
+    assert sorted(t.duplicate for t in tech.observed) == [False, True]   # C again: answered from DB
     assert res.evaluations == 2
 
 
@@ -89,8 +94,8 @@ def test_results_log_has_one_json_line_per_trial(tmp_path):
                   technique=Scripted([A, B, A]))
     lines = [json.loads(x) for x in log.read_text().splitlines()]
     assert len(lines) == res.trials == 3
-    assert [x["duplicate"] for x in lines] == [False, False, True]
-    assert lines[1]["config"] == B and lines[1]["value"] == 1.0
+    assert sorted((x["config"]["x"], x["duplicate"]) for x in lines) == [(1, False), (1, True), (7, False)]
+    assert [x["value"] for x in lines if x["config"] == B] == [1.0]      # in finish order
 
 
 def test_failed_trials_rank_last_and_are_counted(tmp_path):

@@ -1,0 +1,125 @@
+"""Framework time per trial: ensemble-tuner beside OpenTuner 0.8.8, same problem, same command.
+
+Problem: 4 integer parameters in 0..99 (10^8 points), a trivial objective
+(squared distance, about a microsecond), a SQLite file database, the default
+technique of each tuner, ``--trials`` trials. Framework time = wall time of
+the tuning call (imports excluded, database creation included) minus the time
+spent inside the objective, divided by the number of measured trials. The two
+tuners alternate ``--repeats`` times; medians and their ratio are printed and,
+with ``--markdown``, a table for docs/BENCHMARKS.md.
+
+OpenTuner needs SQLAlchemy < 1.4, so it runs in its own venv under .bench/
+(created on first use by scripts._peers) as a subprocess.
+
+    python -m scripts.bench_overhead                 # 5000 trials x 3 repeats each
+    python -m scripts.bench_overhead --trials 500 --repeats 1 --no-opentuner
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from typing import Any
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_ours(trials: int, workdir: str, technique: str, seed: int) -> dict[str, Any]:
+    """One run of ours through the standard drivers (parallelism 1, SQLite file)."""
+    from ensemble import Integer, SearchSpace
+    from ensemble.app import TunerApp
+    from ensemble.driver.local import run_app
+    from ensemble.settings import RunSettings
+
+    stats = {"objective": 0.0, "measured": 0}
+
+    class Trivial(TunerApp):
+        def space(self) -> SearchSpace:
+            return SearchSpace().add(*[Integer(f"p{i}", 0, 99) for i in range(4)])
+
+        def run(self, config: dict[str, Any], limit: float | None) -> float:
+            t0 = time.perf_counter()
+            value = float(sum((config[f"p{i}"] - 37) ** 2 for i in range(4))) + 1.0
+            stats["measured"] += 1
+            stats["objective"] += time.perf_counter() - t0
+            return value
+
+    db = os.path.join(workdir, f"ours-{time.time_ns()}.db")
+    settings = RunSettings(database=f"sqlite:///{db}", test_limit=trials, technique=technique, seed=seed,
+                           quiet=True, run_name="overhead")
+    # imports are not framework time per trial: load them before the clock starts
+    import ensemble.progress  # noqa: F401
+    import ensemble.storage  # noqa: F401
+    from ensemble.driver.local import make_technique
+
+    make_technique(settings, Trivial().space())
+    t0 = time.perf_counter()
+    res = run_app(Trivial(), settings, app_ref="scripts.bench_overhead:Trivial")
+    wall = time.perf_counter() - t0
+    return {"wall": wall, **stats, "evaluations": res.evaluations, "duplicates": res.duplicates}
+
+
+def run_opentuner(trials: int, workdir: str, seed: int) -> dict[str, Any]:
+    """One OpenTuner 0.8.8 run in its venv (scripts/_bench_overhead_opentuner.py)."""
+    from scripts._peers import run_peer
+
+    db = os.path.join(workdir, f"ot-{time.time_ns()}.db")
+    return run_peer("opentuner", os.path.join(ROOT, "scripts", "_bench_overhead_opentuner.py"),
+                    ["--test-limit", str(trials), "--database", f"sqlite:///{db}"],
+                    timeout=3600)
+
+
+def per_trial_ms(r: dict[str, Any]) -> float:
+    return 1000.0 * (r["wall"] - r["objective"]) / max(1, r["measured"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--trials", type=int, default=5000)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--technique", default="default")
+    p.add_argument("--no-opentuner", action="store_true", help="only measure ours")
+    p.add_argument("--markdown", action="store_true", help="print a table for docs/BENCHMARKS.md")
+    args = p.parse_args(argv)
+    ours: list[float] = []
+    theirs: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="bench-overhead-") as workdir:
+        for rep in range(args.repeats):
+            r = run_ours(args.trials, workdir, args.technique, seed=rep)
+            ours.append(per_trial_ms(r))
+            print(f"repeat {rep}: ensemble-tuner {ours[-1]:.3f} ms/trial "
+                  f"({r['measured']} measured, {r['duplicates']} duplicates, wall {r['wall']:.2f} s)", flush=True)
+            if not args.no_opentuner:
+                try:
+                    o = run_opentuner(args.trials, workdir, seed=rep)
+                except RuntimeError as exc:
+                    print(f"OpenTuner unavailable: {exc}", file=sys.stderr)
+                    args.no_opentuner = True
+                    continue
+                theirs.append(per_trial_ms(o))
+                print(f"repeat {rep}: OpenTuner 0.8.8 {theirs[-1]:.3f} ms/trial "
+                      f"({o['measured']} measured, wall {o['wall']:.2f} s)", flush=True)
+    mo = statistics.median(ours)
+    print(f"median framework time per trial: ensemble-tuner {mo:.3f} ms")
+    if theirs:
+        mt = statistics.median(theirs)
+        print(f"median framework time per trial: OpenTuner 0.8.8 {mt:.3f} ms; ratio OpenTuner/ours {mt / mo:.1f}x")
+    if args.markdown:
+        print(f"\n| tuner | framework ms/trial (median of {args.repeats}) | runs |\n|---|---|---|")
+        print(f"| ensemble-tuner ({args.technique}) | {mo:.3f} | {', '.join(f'{x:.3f}' for x in ours)} |")
+        if theirs:
+            print(f"| OpenTuner 0.8.8 (default) | {statistics.median(theirs):.3f} | "
+                  f"{', '.join(f'{x:.3f}' for x in theirs)} |")
+        print(f"\nmachine: {platform.node()} {platform.machine()}, {os.cpu_count()} CPUs, "
+              f"load average {os.getloadavg()[0]:.1f} at the end; Python {platform.python_version()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
