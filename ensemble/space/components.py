@@ -322,7 +322,7 @@ class Component:
     def _candidates(self, j: int, rng: np.random.Generator, prefer: Any) -> list[Any]:
         p = self.params[j]
         if isinstance(p, DiscreteParameter) and p.cardinality <= 64:
-            idx = rng.permutation(p.cardinality)
+            idx: Any = rng.permutation(p.cardinality)
             if prefer is not None and p.is_legal(prefer):
                 i0 = p.index_of(prefer)
                 idx = sorted(
@@ -386,9 +386,8 @@ class Component:
                 assert isinstance(p, DiscreteParameter)
                 v = current.get(p.name)
                 here.append(p.index_of(v) if p.is_legal(v) else -p.cardinality)
-            scale = np.array(
-                [max(p.cardinality - 1, 1) for p in self.params], dtype=float
-            )  # type: ignore[attr-defined]
+            spans = [max(p.cardinality - 1, 1) for p in self.params]  # type: ignore[attr-defined]
+            scale = np.asarray(spans, dtype=np.float64)
             d = (
                 np.abs(t.astype(np.int64) - np.array(here)[None, :]).astype(float)
                 / scale

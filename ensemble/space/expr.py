@@ -244,7 +244,7 @@ class Expression:
         if fname in ("min", "max"):
             if len(args) < 2:
                 raise _Invalid("min/max of one iterable")
-            f = np.minimum if fname == "min" else np.maximum
+            f: Any = np.minimum if fname == "min" else np.maximum
             out = args[0]
             for a in args[1:]:
                 out = f(out, a)
@@ -365,8 +365,8 @@ def _binop(op: ast.operator, a: Any, b: Any) -> tuple[Any, Any]:
     _numeric(b)
     a, b = _arith(a), _arith(b)
     ints = _is_int_like(a) and _is_int_like(b)
-    fa = np.asarray(a, dtype=float) if ints else None
-    fb = np.asarray(b, dtype=float) if ints else None
+    fa: Any = np.asarray(a, dtype=float) if ints else None
+    fb: Any = np.asarray(b, dtype=float) if ints else None
     if isinstance(op, ast.Add):
         return (_exact_int(np.add(a, b), fa + fb) if ints else np.add(a, b)), None
     if isinstance(op, ast.Sub):

@@ -115,9 +115,11 @@ def _iv(
             mf = np.logical_and.reduce([p[1] for p in parts])
         return ("bool", mt, mf)
     if isinstance(node, ast.BinOp):
-        a = _num(_iv(node.left, exact, ranges))
-        b = _num(_iv(node.right, exact, ranges))
-        return _binop(node.op, a, b)
+        return _binop(
+            node.op,
+            _num(_iv(node.left, exact, ranges)),
+            _num(_iv(node.right, exact, ranges)),
+        )
     if isinstance(node, ast.Compare):
         return _compare(node, exact, ranges)
     if isinstance(node, ast.IfExp):
@@ -224,7 +226,7 @@ def _call(
     name = node.func.id  # type: ignore[attr-defined]
     args = [_num(_iv(a, exact, ranges)) for a in node.args]
     if name in ("min", "max") and len(args) >= 2:
-        f = np.minimum if name == "min" else np.maximum
+        f: Any = np.minimum if name == "min" else np.maximum
         return _clean(f.reduce([a[0] for a in args]), f.reduce([a[1] for a in args]))
     if len(args) != 1:
         raise _Unknown
@@ -240,7 +242,7 @@ def _call(
         pad = 1.0 if name == "round" else 0.0
         return _clean(f(lo) - pad, f(hi) + pad)
     if name in ("log2", "sqrt"):
-        f = np.log2 if name == "log2" else np.sqrt
+        g: Any = np.log2 if name == "log2" else np.sqrt
         lo_ok = (lo > 0) if name == "log2" else (lo >= 0)
-        return _clean(np.where(lo_ok, f(np.maximum(lo, 1e-300)), -np.inf), f(hi))
+        return _clean(np.where(lo_ok, g(np.maximum(lo, 1e-300)), -np.inf), g(hi))
     raise _Unknown

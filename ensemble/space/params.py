@@ -87,7 +87,7 @@ class Parameter:
         """Coordinates of ``value`` in [0, 1]^dims."""
         raise NotImplementedError
 
-    def from_unit(self, x: Sequence[float]) -> Any:
+    def from_unit(self, x: Sequence[float] | np.ndarray) -> Any:
         """The legal value nearest to the coordinates ``x`` (clipped to [0, 1])."""
         raise NotImplementedError
 
@@ -151,7 +151,7 @@ class DiscreteParameter(Parameter):
     def to_unit(self, value: Any) -> list[float]:
         return [(self.index_of(value) + 0.5) / self.cardinality]
 
-    def from_unit(self, x: Sequence[float]) -> Any:
+    def from_unit(self, x: Sequence[float] | np.ndarray) -> Any:
         n = self.cardinality
         i = math.floor(min(max(float(x[0]), 0.0), 1.0) * n)
         return self.value_at(min(i, n - 1))
@@ -223,7 +223,7 @@ class LogInteger(Integer):
         b = min(math.log(v + 0.5), hi)
         return [((a + b) / 2 - lo) / (hi - lo)]
 
-    def from_unit(self, x: Sequence[float]) -> Any:
+    def from_unit(self, x: Sequence[float] | np.ndarray) -> Any:
         if self.high == self.low:
             return self.low
         lo, hi = (
@@ -392,7 +392,7 @@ class Float(Parameter):
         a, b = self._fwd(self.low), self._fwd(self.high)
         return [0.5 if b == a else (self._fwd(float(value)) - a) / (b - a)]
 
-    def from_unit(self, x: Sequence[float]) -> float:
+    def from_unit(self, x: Sequence[float] | np.ndarray) -> float:
         a, b = self._fwd(self.low), self._fwd(self.high)
         t = min(max(float(x[0]), 0.0), 1.0)
         if t == 0.0 or t == 1.0:  # exact bounds, whatever exp(log(x)) rounds to
@@ -502,7 +502,7 @@ class Permutation(DiscreteParameter):
             keys[item_pos] = (rank + 0.5) / k
         return keys
 
-    def from_unit(self, x: Sequence[float]) -> list[Any]:
+    def from_unit(self, x: Sequence[float] | np.ndarray) -> list[Any]:
         order = np.argsort(np.asarray(x, dtype=float)[: len(self.items)], kind="stable")
         return [self.items[int(i)] for i in order]
 

@@ -313,7 +313,7 @@ class SearchSpace:
     def enumerate_valid(self, limit: int = 10**7) -> Iterator[dict[str, Any]]:
         """Every valid configuration exactly once (components' product order)."""
         self._need_params("enumerate_valid()")
-        tables = []
+        tables: list[tuple[Component, np.ndarray | None]] = []
         for comp in self._comps():
             if not comp.discrete or comp.grid_size > limit:
                 raise SpaceError(
