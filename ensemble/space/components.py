@@ -41,6 +41,8 @@ DFS_BUDGET = 20_000
 BATCH_DRAWS = 1_000_000
 #: the same when a constraint must be evaluated point by point (callables)
 SCALAR_DRAWS = 50_000
+#: parameters with more values than this (huge ranges, long permutations) are never tabulated
+PARAM_LIMIT = 1_000_000
 #: tables built implicitly for components with callables (each row is a Python call)
 SCALAR_TABLE_LIMIT = 100_000
 _BLOCK = 1 << 20
@@ -71,11 +73,17 @@ class Component:
         self.params = params
         self.names = [p.name for p in params]
         self.constraints = constraints
-        self.discrete = all(isinstance(p, DiscreteParameter) for p in params)
+        #: every parameter has finitely many values
+        self.finite = all(isinstance(p, DiscreteParameter) for p in params)
         self.grid_size: float = (
             math.prod(p.cardinality for p in params)  # type: ignore[attr-defined]
-            if self.discrete
+            if self.finite
             else math.inf
+        )
+        #: finite and every parameter small enough to index with value arrays
+        self.discrete = self.finite and all(
+            p.cardinality <= PARAM_LIMIT  # type: ignore[attr-defined]
+            for p in params
         )
         pos = {n: i for i, n in enumerate(self.names)}
         # a constraint is checked right after the last of its parameters is assigned
@@ -190,7 +198,7 @@ class Component:
     def count(self, limit: float) -> int | None:
         """Exact number of valid assignments, or None when the grid exceeds ``limit``."""
         if not self.constraints:
-            return int(self.grid_size) if self.discrete else None
+            return int(self.grid_size) if self.finite else None
         t = self.table(limit)
         return None if t is None else int(t.shape[0])
 

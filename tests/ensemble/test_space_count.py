@@ -58,3 +58,20 @@ def test_enumerate_refuses_components_over_the_limit():
     )
     with pytest.raises(Exception, match="use sample"):
         next(s.enumerate_valid(limit=1000))
+
+
+def test_huge_parameters_are_sampled_and_repaired_without_tabulating():
+    from ensemble import Permutation
+
+    order = Permutation("order", list("abcdefghijkl"))  # 12! orderings
+    s = SearchSpace(order, Integer("seed", 0, 2**40), Integer("k", 0, 7))
+    s.require(lambda c: c["order"][0] != "a" or c["k"] == 0, names=["order", "k"])
+    s.require("seed % 1000 < k * 100")
+    rng = np.random.default_rng(0)
+    for c in s.sample(rng, 30):
+        assert s.is_valid(c)
+    bad = {"order": list("abcdefghijkl"), "seed": 999, "k": 3}
+    fixed = s.repair(bad, rng)
+    assert s.is_valid(fixed)
+    assert s.count_valid() is None
+    assert SearchSpace(Integer("seed", 0, 2**40)).count_valid() == 2**40 + 1
