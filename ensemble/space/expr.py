@@ -109,6 +109,14 @@ class Expression:
         self.names: tuple[str, ...] = tuple(names)
         self._code = compile(tree, f"<constraint {text}>", "eval")
 
+    # pickling (process workers, multiprocessing): code objects do not pickle, so
+    # ship the source and parse again on the other side
+    def __getstate__(self) -> dict[str, Any]:
+        return {"source": self.source}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["source"])  # type: ignore[misc]
+
     def check_names(self, known: Iterable[str]) -> None:
         """Raise SpaceError naming any unknown name and listing the known ones."""
         known = list(known)

@@ -47,6 +47,13 @@ class SearchSpace:
         if params:
             self.add(*params)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the component analysis is a cache: rebuild it after unpickling
+        state = dict(self.__dict__)
+        state["_components"] = None
+        state["_by_param"] = None
+        return state
+
     # --- building ----------------------------------------------------------
     def add(self, *params: Parameter) -> SearchSpace:
         """Add parameters; returns self so calls chain."""

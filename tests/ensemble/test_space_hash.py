@@ -124,3 +124,13 @@ def test_callables_are_recorded_but_not_restored(caplog):
     t = SearchSpace.from_json(d)
     assert t.count_valid() == 10
     assert "cannot be restored" in caplog.text
+
+
+def test_expression_spaces_pickle_and_keep_working():
+    import pickle
+
+    s = full_space()
+    n = s.count_valid()
+    t = pickle.loads(pickle.dumps(s))
+    assert t.count_valid() == n and t.space_hash() == s.space_hash()
+    assert all(t.is_valid(c) for c in t.sample(np.random.default_rng(0), 20))
