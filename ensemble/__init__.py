@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
+import types
 from typing import Any
 
 from ensemble.errors import (
@@ -103,6 +105,33 @@ __all__ = [  # noqa: RUF022 - grouped by topic
 ]
 # lazily loaded names are public once their module exists (star imports must not fail)
 __all__ += [n for n, m in _LAZY.items() if importlib.util.find_spec(m) is not None]
+
+
+class _CallableModule(types.ModuleType):
+    """``ensemble.tune`` is both a submodule and the function ``tune`` inside it.
+
+    Importing a submodule binds it on the package (``ensemble.tune`` becomes the
+    module, shadowing the function), so the module itself is made callable:
+    ``ensemble.tune(...)`` works whichever was imported first.
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.tune(*args, **kwargs)
+
+
+class _Package(types.ModuleType):
+    def __setattr__(self, name: str, value: Any) -> None:
+        if (
+            name == "tune"
+            and type(value) is types.ModuleType
+            and value.__name__ == f"{self.__name__}.tune"
+            and callable(getattr(value, "tune", None))
+        ):
+            value.__class__ = _CallableModule
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:

@@ -167,3 +167,25 @@ def test_register_app_refuses_collision(isolated):
     isolated.register_app("demo-x", "ens_test_plugin:Fixed")
     with pytest.raises(Exception, match="already registered"):
         isolated.register_app("demo-x", "ens_test_plugin:Fixed")
+
+
+def test_ensemble_tune_stays_callable_when_the_submodule_is_imported_first():
+    import importlib.util
+    import subprocess
+
+    if importlib.util.find_spec("ensemble.tune") is None:
+        pytest.skip("ensemble.tune not present yet")
+    code = (
+        "import ensemble.tune, ensemble; "
+        "ensemble.tune.tune = lambda *a, **k: ('called', a, k); "
+        "print(ensemble.tune(1, space=2)[0], callable(ensemble.tune))"
+    )
+    root = __import__("pathlib").Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=str(root),
+    )
+    assert out.stdout.split() == ["called", "True"]
