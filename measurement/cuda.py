@@ -18,13 +18,16 @@ in ``metrics`` so the two can be compared.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import re
 import shutil
 import statistics
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -145,29 +148,35 @@ class CudaBackend:
         self.device = drv.Device(device)
         self.context = self.device.retain_primary_context()
         self.context.push()
-        import threading
-
         self._owner = threading.get_ident()
-        self._threads: set[int] = {self._owner}
+        atexit.register(self.close)
         self.name = self.device.name()
         cc = self.device.compute_capability()
         self.arch = f"sm_{cc[0]}{cc[1]}"
 
-    def make_current(self) -> None:
-        """Make this device's context current in the calling thread (PyCUDA contexts are per thread)."""
-        import threading
+    @contextlib.contextmanager
+    def active(self) -> Iterator[None]:
+        """Make the context current in the calling thread for the block.
 
-        tid = threading.get_ident()
-        if tid not in self._threads:
-            if tid != self._owner:
-                self.context.push()
-            self._threads.add(tid)
+        PyCUDA keeps a context stack per thread and aborts the process when a
+        thread ends with a context still pushed, so a thread other than the
+        creator pushes here and pops on the way out.
+        """
+        if threading.get_ident() == self._owner:
+            yield
+            return
+        self.context.push()
+        try:
+            yield
+        finally:
+            self._drv.Context.pop()
 
     def close(self) -> None:
-        try:
-            self.context.pop()
-        except Exception:  # pragma: no cover
-            pass
+        """Pop the context pushed by the constructor (PyCUDA aborts at exit if it is left pushed)."""
+        if self._owner is not None and threading.get_ident() == self._owner:
+            self._owner = None
+            with contextlib.suppress(self._drv.Error):
+                self._drv.Context.pop()
 
     # ---- data ----------------------------------------------------------
     def upload(self, arrays: Mapping[str, np.ndarray]) -> dict[str, Any]:

@@ -129,8 +129,9 @@ class OpenCLBackend:
                 if a.dtype != np.float32 or a.ndim != 3:
                     raise ConfigurationError(f"upload({k}=Image3D): needs a 3-D float32 array, got {a.dtype} {a.shape}")
                 fmt = cl.ImageFormat(cl.channel_order.R, cl.channel_type.FLOAT)
-                out[k] = cl.Image(self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, fmt,
-                                  shape=(a.shape[2], a.shape[1], a.shape[0]), hostbuf=a)
+                make = getattr(cl, "create_image", None) or cl.Image
+                out[k] = make(self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, fmt,
+                              shape=(a.shape[2], a.shape[1], a.shape[0]), hostbuf=a)
             else:
                 out[k] = cl.Buffer(self.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(v))
         return out

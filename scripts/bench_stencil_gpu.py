@@ -199,6 +199,8 @@ def part_cuda(args: argparse.Namespace, report: dict[str, Any]) -> None:
             r["budget"] = args.budget
             r["seconds"] = time.time() - t0
             rows.append(r)
+            report["cuda"] = rows
+            _save(args, report)
             print(json.dumps(r, default=str), flush=True)
             del app
             gc.collect()  # frees this stencil's device arrays before the next one uploads
@@ -240,6 +242,8 @@ def part_opencl(args: argparse.Namespace, report: dict[str, Any]) -> None:
             row["budget"] = args.ocl_budget
             row["seconds"] = time.time() - t0
             rows.append(row)
+            report["opencl"] = rows
+            _save(args, report)
             print(json.dumps(row, default=str), flush=True)
     report["opencl"] = rows
     report["opencl_device"] = dev
@@ -277,6 +281,13 @@ def part_timers(args: argparse.Namespace, report: dict[str, Any]) -> None:
     report["timers"] = rows
 
 
+def _save(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    """Write the report so far (a killed run keeps what it measured)."""
+    path = os.path.join(args.out, f"bench_stencil_{'_'.join(args.part or ['all'])}.json")
+    with open(path, "w") as f:
+        json.dump({k: v for k, v in report.items() if not k.startswith("_")}, f, indent=1, default=str)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", action="append", choices=("cuda", "opencl", "timers"))
@@ -305,8 +316,7 @@ def main(argv: list[str] | None = None) -> int:
 
             traceback.print_exc()
             report[f"{part}_error"] = repr(exc)
-        with open(os.path.join(args.out, f"bench_stencil_{'_'.join(args.part or ['all'])}.json"), "w") as f:
-            json.dump({k: v for k, v in report.items() if not k.startswith("_")}, f, indent=1, default=str)
+        _save(args, report)
     return 0
 
 

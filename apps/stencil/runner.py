@@ -147,12 +147,12 @@ class CudaStencilRunner(_Base):
         if isinstance(built, Result):
             return built
         k, build = built
-        self.backend.make_current()
         self.last_build = build
         consts = {n: np.asarray(v, self.st.dtype) for n, v in k.constants.items()}
-        return self.backend.run(build, k.name, grid=k.grid, block=k.block, args=[self.bufs[a] for a in k.args],
-                                constants=consts, before=self._zero_outputs,
-                                verify=lambda: self._verify(self.backend, self.bufs), **self.timing)
+        with self.backend.active():
+            return self.backend.run(build, k.name, grid=k.grid, block=k.block, args=[self.bufs[a] for a in k.args],
+                                    constants=consts, before=self._zero_outputs,
+                                    verify=lambda: self._verify(self.backend, self.bufs), **self.timing)
 
     def __call__(self, config: Mapping[str, Any]) -> Result:
         return self.measure(self.build(config))
