@@ -41,9 +41,12 @@ def _number(x: Any, what: str) -> float:
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         # NumPy scalars without importing numpy
         if type(x).__module__ == "numpy" and hasattr(x, "item"):
-            x = x.item()
-            if not isinstance(x, bool) and isinstance(x, (int, float)):
-                return _number(x, what)
+            try:
+                item = x.item()
+            except (ValueError, TypeError):  # arrays of more than one element
+                item = None
+            if not isinstance(item, bool) and isinstance(item, (int, float)):
+                return _number(item, what)
         raise ObjectiveError(
             f"{what} = {x!r} ({type(x).__name__}) is not a number; return a float"
         )

@@ -44,6 +44,8 @@ def test_infinite_time_is_allowed():
         (Result(), "neither time nor metrics"),
         (Result(time="1"), "not a number"),
         (Result(metrics=[1]), "dict of name"),
+        (np.array([1.0, 2.0]), "is not a number"),
+        (Result(time=np.array([1.0, 2.0])), "is not a number"),
     ],
 )
 def test_bad_returns_are_objective_errors(returned, fragment):

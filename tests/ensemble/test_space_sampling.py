@@ -122,3 +122,47 @@ def test_unconstrained_boolean_space_enumerates_in_full():
     assert s.count_valid() == 1024
     got = {tuple(c.values()) for c in s.enumerate_valid()}
     assert got == set(itertools.product([False, True], repeat=10))
+
+
+def test_same_seed_same_samples_and_repairs_in_a_fresh_process():
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import json, numpy as np\n"
+        "from ensemble import SearchSpace, PowerOfTwo, Enum, Integer\n"
+        "s = SearchSpace(PowerOfTwo('wx', 1, 1024), PowerOfTwo('wy', 1, 1024),"
+        " Enum('mem', ['g', 'l']), Integer('u', 1, 30))\n"
+        "s.require('wx * wy <= 1024').require('u == 1 or wx >= 4')\n"
+        "rng = np.random.default_rng(11)\n"
+        "out = s.sample(rng, 5) + [s.repair({'wx': 1024, 'wy': 512, 'mem': 'l', 'u': 9}, rng)]\n"
+        "out.append(s.mutate(out[0], rng, 0.5))\n"
+        "print(json.dumps(out))\n"
+    )
+
+    def run_here():
+        s = SearchSpace(
+            PowerOfTwo("wx", 1, 1024),
+            PowerOfTwo("wy", 1, 1024),
+            Enum("mem", ["g", "l"]),
+        )
+        s.add(Integer("u", 1, 30))
+        s.require("wx * wy <= 1024").require("u == 1 or wx >= 4")
+        rng = np.random.default_rng(11)
+        out = s.sample(rng, 5) + [
+            s.repair({"wx": 1024, "wy": 512, "mem": "l", "u": 9}, rng)
+        ]
+        out.append(s.mutate(out[0], rng, 0.5))
+        return out
+
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=str(root),
+    )
+    assert json.loads(proc.stdout) == run_here()
