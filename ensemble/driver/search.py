@@ -68,7 +68,7 @@ class SearchDriver:
         self.workers = max(1, workers)
         self.trial_limit = trial_limit
         self.status = SearchStatus()
-        self._unfinished: dict[int, dict[str, Any]] = {}  # request id -> config, WAITING/RUNNING
+        self._unfinished: dict[int, tuple[dict[str, Any], str]] = {}  # id -> (config, hash) in flight
         self.poll_interval = 0.0             # seconds between database reads in step()
         self.queue_depth = 1                 # requests kept waiting for a single worker
         self._last_poll = -math.inf
@@ -100,7 +100,7 @@ class SearchDriver:
             config_hash = row.config_hash
             if state in ("WAITING", "RUNNING"):
                 if not row.duplicate:
-                    self._unfinished[rid] = row.config
+                    self._unfinished[rid] = (row.config, config_hash)
                     self._pending[config_hash] = row.technique
                     self._pending_unique += 1
                 continue
@@ -165,11 +165,11 @@ class SearchDriver:
         The same-thread loop calls this, so a trial costs no extra query; the
         request id is marked seen, and a later read skips it.
         """
-        config = self._unfinished.pop(request_id, None)
-        if config is None or request_id in self._seen:
+        held = self._unfinished.pop(request_id, None)
+        if held is None or request_id in self._seen:
             return
+        config, config_hash = held
         v = value if (state == "OK" and value is not None and not math.isnan(value)) else math.inf
-        config_hash = self.space.config_hash(config)
         trial = Trial(config=config, config_hash=config_hash, value=float(v), state=state,
                       technique=self._pending.get(config_hash, ""), duplicate=False,
                       evaluation=self._counted_after(False))
@@ -281,26 +281,26 @@ class SearchDriver:
             name = self.technique.name
             items = []
             for config in configs:
-                items.append((config, self._credit(config, name)))
+                h = self.space.config_hash(config)
+                items.append((config, self._credit(h, name), h))
             new_unique = self._submit(items)
             want -= new_unique
 
-    def _credit(self, config: dict[str, Any], default: str) -> str:
+    def _credit(self, config_hash: str, default: str) -> str:
         try:
-            h = self.space.config_hash(config)
-            return self.technique.credit_name(h) or default
+            return self.technique.credit_name(config_hash) or default
         except Exception:  # noqa: BLE001 - credit is cosmetic
             return default
 
-    def _submit(self, items: Sequence[tuple[dict[str, Any], str]]) -> int:
+    def _submit(self, items: Sequence[tuple[Any, ...]]) -> int:
         """Write requests; returns how many are new unique evaluations."""
         from ensemble.storage import NewRequest
 
         batch: list[Any] = []
         new_unique = 0
         json_config: dict[str, dict[str, Any]] = {}
-        for config, tech in items:
-            config_hash = self.space.config_hash(config)
+        for config, tech, *known_hash in items:
+            config_hash = known_hash[0] if known_hash else self.space.config_hash(config)
             json_config[config_hash] = config
             if tech != SEED_TECHNIQUE:
                 self._proposed_here.add(config_hash)
@@ -320,7 +320,7 @@ class SearchDriver:
             answered = []
             for rid, item in zip(ids, batch):
                 if not item.duplicate:
-                    self._unfinished[int(rid)] = json_config[item.config_hash]
+                    self._unfinished[int(rid)] = (json_config[item.config_hash], item.config_hash)
                 else:
                     answered.append((int(rid), item))
             # duplicates are answered now, from the result we already hold
