@@ -132,6 +132,11 @@ def load_app_class(reference: str) -> type:
 
     from ensemble.errors import EnsembleError
 
+    if ":" not in reference and "." not in reference:
+        from ensemble import registry
+
+        if reference in registry.app_names():
+            return registry.load_app(reference)  # type: ignore[no-any-return]
     module_part, _, attr = reference.partition(":")
     if module_part.endswith(".py") or os.sep in module_part:
         path = os.path.abspath(module_part)
@@ -152,22 +157,15 @@ def load_app_class(reference: str) -> type:
         try:
             module = importlib.import_module(module_part)
         except ModuleNotFoundError as exc:
-            if exc.name and module_part.startswith(exc.name) is False:
-                raise
-            try:
-                from ensemble import registry
-
-                obj = registry.APPS.load(reference) if hasattr(registry, "APPS") else None
-            except Exception:  # noqa: BLE001 - fall through to the clear error below
-                obj = None
-            if isinstance(obj, type):
-                return obj
+            if exc.name and not module_part.startswith(exc.name):
+                raise  # the app module exists but one of its imports is missing
             raise EnsembleError(
                 f"app {reference!r}: cannot import module {module_part!r} ({exc}); give "
-                "'package.module:Class' importable from the current directory, or a path to a .py file"
+                "'package.module:Class' importable from the current directory, a path to a .py file, "
+                "or a registered app name"
             ) from exc
     if attr:
-        obj = module
+        obj: Any = module
         for part in attr.split("."):
             obj = getattr(obj, part, None)
             if obj is None:

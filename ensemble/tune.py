@@ -94,8 +94,8 @@ class Tuner:
     """
 
     def __init__(self, space: Any, *, objective: Any = None, **settings: Any) -> None:
-        from ensemble.objective import Minimize
         from ensemble.driver.local import make_technique
+        from ensemble.objective import Minimize
         from ensemble.storage import Storage
 
         self.settings = RunSettings(**settings)

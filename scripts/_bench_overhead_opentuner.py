@@ -16,7 +16,12 @@ import time
 def main():
     logging.disable(logging.CRITICAL)
     import opentuner
-    from opentuner import ConfigurationManipulator, IntegerParameter, MeasurementInterface, Result
+    from opentuner import (
+        ConfigurationManipulator,
+        IntegerParameter,
+        MeasurementInterface,
+        Result,
+    )
 
     parser = argparse.ArgumentParser(parents=opentuner.argparsers())
     parser.add_argument("--dims", type=int, default=4)

@@ -18,7 +18,6 @@ OpenTuner needs SQLAlchemy < 1.4, so it runs in its own venv under .bench/
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -54,7 +53,7 @@ def run_ours(trials: int, workdir: str, technique: str, seed: int) -> dict[str, 
     settings = RunSettings(database=f"sqlite:///{db}", test_limit=trials, technique=technique, seed=seed,
                            quiet=True, run_name="overhead")
     # imports are not framework time per trial: load them before the clock starts
-    import ensemble.progress  # noqa: F401
+    import ensemble.progress
     import ensemble.storage  # noqa: F401
     from ensemble.driver.local import make_technique
 

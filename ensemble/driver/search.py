@@ -177,8 +177,7 @@ class SearchDriver:
 
     def _handle(self, rid: int, trial: Trial, worker: str | None) -> None:
         self._seen.add(rid)
-        if rid > self._high:
-            self._high = rid
+        self._high = max(self._high, rid)
         config_hash = trial.config_hash
         if not trial.duplicate:
             if worker:

@@ -89,8 +89,9 @@ def test_missing_methods_say_what_to_define():
 
 
 def test_demo_app_times_a_real_blocked_matmul(tmp_path):
-    from apps.demo.matmul import BlockedMatmul, blocked_matmul
     import numpy as np
+
+    from apps.demo.matmul import BlockedMatmul, blocked_matmul
 
     a = np.arange(64, dtype=np.float32).reshape(8, 8)
     assert np.allclose(blocked_matmul(a, a, 4, 2, 8, "kji"), a @ a)

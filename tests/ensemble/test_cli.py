@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ensemble.cli import main, settings_from_args, add_standard_arguments
+from ensemble.cli import add_standard_arguments, main, settings_from_args
 from ensemble.storage import Storage
 from tests.ensemble.driver_helpers import db_url
 

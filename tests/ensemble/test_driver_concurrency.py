@@ -36,10 +36,10 @@ def _run_concurrently(url: str, tmp_path) -> None:
                                         "--name", f"w{i}"],
                                 cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                for i in range(WORKERS)]
-    out, err = search.communicate(timeout=900)
+    _, err = search.communicate(timeout=900)
     assert search.returncode == 0, err
     for w in workers:
-        wout, werr = w.communicate(timeout=120)
+        _, werr = w.communicate(timeout=120)
         assert w.returncode == 0, werr
 
     st = Storage(url)
