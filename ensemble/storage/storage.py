@@ -51,12 +51,20 @@ def default_database_url(app_name: str) -> str:
     return "sqlite:///" + os.path.join(os.getcwd(), f"{slug}.db")
 
 
-def _value(x: float | None) -> float | None:
-    """NaN means "no value": stored as NULL on every backend (SQLite cannot store NaN at all)."""
+def _number(x: Any, name: str) -> float | None:
+    """``x`` as a float column value; NaN means "no value" and is stored as NULL on every backend."""
     if x is None:
         return None
-    x = float(x)
-    return None if math.isnan(x) else x
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        raise StorageError(f"finish({name}={x!r}): must be a number (seconds or objective value) or None") from None
+    return None if math.isnan(f) else f
+
+
+def _check_worker(worker: Any) -> None:
+    if not isinstance(worker, str) or not worker:
+        raise StorageError(f"worker={worker!r}: pass a non-empty name unique to this worker, e.g. 'host:pid:1'")
 
 
 def _chunks(seq: Sequence[Any]) -> Iterable[Sequence[Any]]:
@@ -269,6 +277,7 @@ class Storage:
         PostgreSQL skips rows another claimer has locked (FOR UPDATE SKIP
         LOCKED); SQLite serialises writers, so candidates are never contested.
         """
+        _check_worker(worker)
         if n < 1:
             return []
         with self._db.begin() as conn:
@@ -309,6 +318,7 @@ class Storage:
         """
         if state not in FINISHED_STATES:
             raise StorageError(f"finish(state={state!r}): use one of {', '.join(FINISHED_STATES)}")
+        value_f, cost_f = _number(value, "value"), _number(cost, "cost")
         metrics_json = jsonenc.dumps(metrics or {}, where="metrics")
         times_json = jsonenc.dumps(list(times or ()), where="times")
         with self._db.begin() as conn:
@@ -320,8 +330,8 @@ class Storage:
             conn.execute(
                 self._sql.result_insert,
                 {"request_id": request_id, "run_id": row.run_id, "configuration_id": row.configuration_id,
-                 "state": state, "value": _value(value), "metrics_json": metrics_json, "times_json": times_json,
-                 "cost": None if cost is None else float(cost), "reason": reason},
+                 "state": state, "value": value_f, "metrics_json": metrics_json, "times_json": times_json,
+                 "cost": cost_f, "reason": reason},
             )
         return True
 

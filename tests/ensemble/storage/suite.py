@@ -137,8 +137,16 @@ class StorageConformance:
             storage.finish(rid, "w", state="DONE", value=1.0)
         with pytest.raises(StorageError, match=r"metrics\['m'\]"):
             storage.finish(rid, "w", state="OK", value=1.0, metrics={"m": object()})
+        with pytest.raises(StorageError, match="finish.value='fast'.: must be a number"):
+            storage.finish(rid, "w", state="OK", value="fast")
         assert storage.counts(run_id)["RUNNING"] == 1
         assert storage.finish(rid, "w", state="OK", value=1.0)
+
+    def test_claim_needs_a_worker_name(self, storage, run_id):
+        storage.add_requests(run_id, [req(1)])
+        with pytest.raises(StorageError, match="worker=None"):
+            storage.claim(run_id, None)
+        assert storage.counts(run_id)["WAITING"] == 1
 
     def test_double_claim_loses(self, storage, run_id):
         storage.add_requests(run_id, [req(1), req(2)])
