@@ -43,9 +43,14 @@ BATCH_DRAWS = 1_000_000
 SCALAR_DRAWS = 50_000
 #: parameters with more values than this (huge ranges, long permutations) are never tabulated
 PARAM_LIMIT = 1_000_000
+#: a join gives up after this many candidate rows per row it may keep
+WORK_FACTOR = 20
+#: partial rows kept per step by the randomised join used for huge components
+BEAM_WIDTH = 20_000
 #: tables built implicitly for components with callables (each row is a Python call)
 SCALAR_TABLE_LIMIT = 100_000
 _BLOCK = 1 << 20
+_PROBE = 1024
 
 
 def value_array(p: DiscreteParameter) -> np.ndarray:
@@ -119,46 +124,101 @@ class Component:
     def table(self, limit: float = TABLE_LIMIT) -> np.ndarray | None:
         """All valid index rows (shape (m, k)), or None when the work exceeds ``limit``.
 
-        The join never holds more than ``limit`` partial rows; a grid of at most
-        ``limit`` points therefore always succeeds, and pruning often lets much
-        larger grids succeed too.  Tables of up to TABLE_LIMIT rows are cached.
+        The join never holds more than ``limit`` surviving partial rows and
+        expands them in blocks, so memory stays bounded; it gives up (None) when
+        the survivors or the total work (``WORK_FACTOR * limit`` candidate rows)
+        exceed that.  A grid of at most ``limit`` points therefore always
+        succeeds, and pruning often lets far larger grids succeed too.  Tables
+        of up to TABLE_LIMIT rows are cached.
         """
         if self._table is not None:
             return self._table
         if not self.discrete or self._too_big >= limit:
             return None
-        cards = [p.cardinality for p in self.params]  # type: ignore[attr-defined]
-        dtype = (
-            np.int8
-            if max(cards) < 127
-            else np.int16
-            if max(cards) < 32767
-            else np.int32
-        )
-        rows = np.zeros((1, 0), dtype=dtype)
+        cards = self._cards()
+        rows: np.ndarray = np.zeros((1, 0), dtype=self._dtype())
+        work = 0.0
         for j, card in enumerate(cards):
-            m = rows.shape[0]
-            if m * card > limit:
-                self._too_big = max(self._too_big, limit)
-                return None
-            rows = np.concatenate(
-                [
-                    np.repeat(rows, card, axis=0),
-                    np.tile(np.arange(card, dtype=dtype), m)[:, None],
-                ],
-                axis=1,
-            )
-            for c in self._due[j]:
-                if rows.shape[0] == 0:
-                    break
-                rows = rows[self._mask(c, rows)]
-            for c in self._touch[j]:
-                if rows.shape[0] == 0:
-                    break
-                rows = rows[~self._prune(c, rows, j)]
+            block = max(1, int(limit) // card)
+            kept, survivors = [], 0
+            for start in range(0, rows.shape[0], block):
+                part = self._extend(rows[start : start + block], j, card)
+                work += min(block, rows.shape[0] - start) * card
+                survivors += part.shape[0]
+                if survivors > limit or work > WORK_FACTOR * limit:
+                    self._too_big = max(self._too_big, limit)
+                    return None
+                kept.append(part)
+            rows = np.concatenate(kept) if kept else rows[:0]
+            if rows.shape[0] == 0:
+                rows = np.zeros((0, len(cards)), dtype=rows.dtype)
+                break
         if rows.shape[0] <= TABLE_LIMIT:
             self._table = rows
         return rows
+
+    def _cards(self) -> list[int]:
+        return [p.cardinality for p in self.params]  # type: ignore[attr-defined]
+
+    def _dtype(self) -> type:
+        top = max(self._cards())
+        return np.int8 if top < 127 else np.int16 if top < 32767 else np.int32
+
+    def _filter(self, rows: np.ndarray, j: int) -> np.ndarray:
+        """Keep rows (parameters 0..j assigned) that meet or may still meet the constraints."""
+        for c in self._due[j]:
+            if rows.shape[0] == 0:
+                return rows
+            rows = rows[self._mask(c, rows)]
+        for c in self._touch[j]:
+            if rows.shape[0] == 0:
+                return rows
+            if rows.shape[0] > 4 * _PROBE:
+                # pruning is optional (skipping it is always sound): try it on a
+                # sample first and skip it when it would remove nothing
+                # random rows: strided ones can align with the value cycle of the last parameter
+                pick = np.random.default_rng(j).integers(rows.shape[0], size=_PROBE)
+                probe = rows[pick]
+                if not self._prune(c, probe, j).any():
+                    continue
+            rows = rows[~self._prune(c, rows, j)]
+        return rows
+
+    def _extend(self, rows: np.ndarray, j: int, card: int) -> np.ndarray:
+        """Every row combined with every value of parameter j, filtered."""
+        m = rows.shape[0]
+        full = np.concatenate(
+            [
+                np.repeat(rows, card, axis=0),
+                np.tile(np.arange(card, dtype=rows.dtype), m)[:, None],
+            ],
+            axis=1,
+        )
+        return self._filter(full, j)
+
+    def _beam(
+        self, rng: np.random.Generator, n: int, width: int = BEAM_WIDTH
+    ) -> np.ndarray:
+        """Valid rows by a randomised join: each step keeps at most ``width`` random extensions.
+
+        Not uniform, but it applies the same pruning as :meth:`table` and finds
+        valid points in components far too large to tabulate.
+        """
+        cards = self._cards()
+        rows = np.zeros((1, 0), dtype=np.int64)
+        for j, card in enumerate(cards):
+            m = rows.shape[0]
+            if m == 0:
+                break
+            if m * card <= width:
+                rows = self._extend(rows, j, card)
+                continue
+            pick = rng.integers(m, size=width)
+            vals = rng.integers(card, size=width)
+            rows = self._filter(np.concatenate([rows[pick], vals[:, None]], axis=1), j)
+        if rows.shape[0] == 0:
+            return rows.reshape(0, len(cards))
+        return rows[rng.integers(rows.shape[0], size=n)]
 
     def _prune(self, c: Constraint, rows: np.ndarray, j: int) -> np.ndarray:
         """Rows (params 0..j assigned) for which ``c`` certainly fails whatever comes next."""
@@ -277,6 +337,8 @@ class Component:
             good = rows[self.valid_rows(rows)]
             got.append(good)
             have += good.shape[0]
+            if drawn >= 1 << 16 and (n - have) * drawn > (cap - drawn) * max(have, 1):
+                break  # at this acceptance rate the cap cannot be met: leave it to the beam
             if have == 0:
                 batch = min(batch * 4, 1 << 16)
             else:  # aim the next batch at what is still missing
@@ -302,6 +364,12 @@ class Component:
         out: list[dict[str, Any]] = []
         if self.discrete:
             out = self._sample_batches(rng, n)
+            width = BEAM_WIDTH if self._vectorised else BEAM_WIDTH // 10
+            for _ in range(3):
+                if len(out) >= n:
+                    break
+                rows = self._beam(rng, n - len(out), width)
+                out.extend(self.decode(r) for r in rows)
         failures = 0
         while len(out) < n and failures < 3:
             got = self._dfs(rng, prefer=None)

@@ -75,3 +75,23 @@ def test_huge_parameters_are_sampled_and_repaired_without_tabulating():
     assert s.is_valid(fixed)
     assert s.count_valid() is None
     assert SearchSpace(Integer("seed", 0, 2**40)).count_valid() == 2**40 + 1
+
+
+def test_tight_constraint_in_a_huge_component_is_sampled_validly():
+    # 1e16 grid, valid fraction ~2e-12: rejection is hopeless, the pruned join is not
+    s = SearchSpace(*(Integer(f"x{i}", 0, 99) for i in range(8)))
+    s.require(" + ".join(f"x{i}" for i in range(8)) + " == 10")
+    assert s.count_valid() == 19448  # C(17, 7) compositions
+    rng = np.random.default_rng(0)
+    assert all(s.is_valid(c) for c in s.sample(rng, 100))
+
+
+def test_beam_finds_valid_points_when_the_table_is_too_large():
+    s = SearchSpace(*(Integer(f"x{i}", 0, 99) for i in range(6)))
+    s.require("x0 * x1 * x2 * x3 * x4 * x5 == 0 or x0 + x1 + x2 + x3 + x4 + x5 <= 12")
+    comp = s._comps()[0]
+    assert comp.table(limit=10**4) is None  # too many survivors for this limit
+    rows = comp._beam(np.random.default_rng(0), 50)
+    assert rows.shape == (50, 6)
+    for r in rows:
+        assert s.is_valid(comp.decode(r))
