@@ -97,7 +97,8 @@ class Component:
             self._due[max(pos[n] for n in c.names)].append(c)
         self._values = [value_array(p) for p in params] if self.discrete else None  # type: ignore[arg-type]
         self._table: np.ndarray | None = None
-        self._too_big: float = 0.0  # largest work limit a join already failed under
+        # (row limit, work budget) pairs a join already failed under
+        self._failed: list[tuple[float, float]] = []
         self._pos = pos
         self._vectorised = all(c.expression is not None for c in constraints)
         # expression constraints that can prune partial rows right after parameter j
@@ -121,7 +122,9 @@ class Component:
                         self._touch[pos[n]].append(c)
 
     # --- exact enumeration -------------------------------------------------
-    def table(self, limit: float = TABLE_LIMIT) -> np.ndarray | None:
+    def table(
+        self, limit: float = TABLE_LIMIT, work_limit: float | None = None
+    ) -> np.ndarray | None:
         """All valid index rows (shape (m, k)), or None when the work exceeds ``limit``.
 
         The join never holds more than ``limit`` surviving partial rows and
@@ -133,7 +136,10 @@ class Component:
         """
         if self._table is not None:
             return self._table
-        if not self.discrete or self._too_big >= limit:
+        budget = WORK_FACTOR * limit if work_limit is None else work_limit
+        if not self.discrete or any(
+            lim >= limit and b >= budget for lim, b in self._failed
+        ):
             return None
         cards = self._cards()
         rows: np.ndarray = np.zeros((1, 0), dtype=self._dtype())
@@ -145,8 +151,8 @@ class Component:
                 part = self._extend(rows[start : start + block], j, card)
                 work += min(block, rows.shape[0] - start) * card
                 survivors += part.shape[0]
-                if survivors > limit or work > WORK_FACTOR * limit:
-                    self._too_big = max(self._too_big, limit)
+                if survivors > limit or work > budget:
+                    self._failed.append((limit, budget))
                     return None
                 kept.append(part)
             rows = np.concatenate(kept) if kept else rows[:0]
@@ -303,7 +309,7 @@ class Component:
         """``n`` valid assignments: uniform from the table when it exists."""
         if not self.constraints:
             return [{p.name: p.sample(rng) for p in self.params} for _ in range(n)]
-        t = self.table(self._lazy_limit())
+        t = self.table(self._lazy_limit(), 4 * self._lazy_limit())
         if t is not None:
             if t.shape[0] == 0:
                 raise self.infeasible()
@@ -453,7 +459,7 @@ class Component:
         self, current: dict[str, Any], rng: np.random.Generator
     ) -> dict[str, Any]:
         """The valid assignment nearest to ``current`` (L1 over normalised indices)."""
-        t = self.table(self._lazy_limit())
+        t = self.table(self._lazy_limit(), 4 * self._lazy_limit())
         if t is not None:
             if t.shape[0] == 0:
                 raise self.infeasible()
