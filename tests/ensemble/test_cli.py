@@ -109,3 +109,9 @@ def test_worker_for_a_missing_run_fails_clearly(tmp_path, capsys):
 def test_usage(argv, capsys):
     with pytest.raises(SystemExit):
         main(argv + ["--help"])
+
+
+def test_db_upgrade_on_a_current_database(tmp_path, capsys):
+    Storage(db_url(tmp_path)).close()
+    assert main(["db", "upgrade", "--database", db_url(tmp_path)]) == 0
+    assert "up to date" in capsys.readouterr().out

@@ -122,3 +122,21 @@ def test_process_workers(tmp_path):
     pids = {int(r.worker.split(":")[1]) for r in rows}
     assert pids and os.getpid() not in pids                     # measured in worker processes
     assert {r.worker.rsplit(":", 1)[1] for r in rows} <= {"proc0", "proc1"}
+
+
+def test_trial_over_its_limit_is_a_timeout(tmp_path):
+    import time as _time
+
+    class Slow(QuadApp):
+        def run(self, config, limit):
+            assert limit == 0.05
+            if config["x"] == 1:
+                _time.sleep(0.1)
+            return super().run(config, limit)
+
+    res = run_app(Slow(), RunSettings(database=db_url(tmp_path), run_name="t", trial_limit=0.05, quiet=True),
+                  technique=Scripted([A, B]))
+    st = Storage(db_url(tmp_path))
+    rows = {r.config["x"]: r for r in st.trials(st.get_run("t").id)}
+    assert rows[1].state == "TIMEOUT" and "limit" in rows[1].reason and rows[1].limit_s == 0.05
+    assert rows[7].state == "OK" and res.failures == 1
