@@ -29,6 +29,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 
 from ensemble.errors import DatabaseLockedError, MissingExtraError, StorageError
+from ensemble.storage.lockinfo import describe_holders
 
 __all__ = ["Database", "db_ago", "db_now", "mask_url"]
 
@@ -97,6 +98,7 @@ class Database:
         self.url = mask_url(parsed)
         self.busy_timeout_s = float(busy_timeout_s)
         self.dialect = parsed.get_backend_name()
+        self._database = parsed.database
         kwargs: dict[str, Any] = {}
         if self.dialect == "sqlite":
             problem = _sqlite_path_problem(parsed)
@@ -180,11 +182,12 @@ class Database:
         low = msg.lower()
         pgcode = getattr(orig, "pgcode", None)
         if "database is locked" in low or "database table is locked" in low or pgcode in ("55P03", "40P01"):
+            holders = describe_holders(self.engine, self.dialect, self._database)
             return DatabaseLockedError(
                 f"database {self.url} stayed locked by another process for more than the busy timeout "
                 f"({self.busy_timeout_s:g} s): another tuner, worker, or an open sqlite3 shell holds a write "
-                "transaction. Finish or close that program and retry, pass a larger busy_timeout_s, or use "
-                f"PostgreSQL for many concurrent workers. (driver said: {msg})"
+                f"transaction.{holders} Finish or close that program and retry, pass a larger busy_timeout_s, "
+                f"or use PostgreSQL for many concurrent workers. (driver said: {msg})"
             )
         if "unable to open database file" in low:
             return StorageError(

@@ -37,8 +37,9 @@ def test_locked_table_raises_database_locked(pg_url):
     engine = sa.create_engine(pg_url)
     with engine.begin() as conn:
         conn.execute(sa.text("LOCK TABLE requests IN ACCESS EXCLUSIVE MODE"))
-        with pytest.raises(DatabaseLockedError, match="locked by another process"):
+        with pytest.raises(DatabaseLockedError, match="locked by another process") as err:
             s.claim(run_id, "w")
+        assert "Other sessions holding locks on its tables: backend pid" in str(err.value)
     engine.dispose()
     assert len(s.claim(run_id, "w")) == 1
 

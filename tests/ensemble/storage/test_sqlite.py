@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -51,20 +52,30 @@ def test_unreachable_server_masks_password():
     assert "s3cret" not in text and "tuner:***@127.0.0.1:1" in text and "server is running" in text
 
 
-def test_locked_database_raises_database_locked(sqlite_url, tmp_path):
+_HOLD_LOCK = (
+    "import sqlite3, sys, time\n"
+    "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+    "c.execute('BEGIN IMMEDIATE')\n"
+    "print('locked', flush=True)\n"
+    "sys.stdin.read()\n"
+)
+
+
+def test_locked_database_names_the_holder(sqlite_url, tmp_path):
     s = Storage(sqlite_url, busy_timeout_s=0.2)
     run_id = s.create_run("r", app="a", space_json="{}", space_hash="h")
     s.add_requests(run_id, [req(1)])
-    other = sqlite3.connect(tmp_path / "ensemble.db", isolation_level=None)
-    other.execute("BEGIN IMMEDIATE")  # another process holding the write lock
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD_LOCK, str(tmp_path / "ensemble.db")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
+        assert holder.stdout.readline().strip() == "locked"  # another process holds the write lock
         with pytest.raises(DatabaseLockedError, match="locked by another process") as err:
             s.claim(run_id, "w")
         assert "busy_timeout_s" in str(err.value)
+        assert f"Other processes with the file open: pid {holder.pid} (" in str(err.value)
         assert s.counts(run_id)["WAITING"] == 1  # readers are not blocked (WAL)
     finally:
-        other.execute("ROLLBACK")
-        other.close()
+        holder.communicate("", timeout=30)  # closing stdin ends it and releases the lock
     assert len(s.claim(run_id, "w")) == 1
 
 
