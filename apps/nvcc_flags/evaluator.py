@@ -155,7 +155,8 @@ class NvccEvaluator:
                     f"(first at {i}: {got[i]!r} vs {ref[i]!r}, rtol {self.program.rtol:g})")
         return None
 
-    def run(self, build: CudaBuild, limit: float | None = None) -> Evaluation:
+    def run(self, build: CudaBuild, limit: float | None = None, *, keep: bool = False) -> Evaluation:
+        """Measure (runtime) or score (compile) a build; ``keep`` leaves the binary for reruns."""
         if self.objective == "compile":
             return self.static_metrics(build)
         import numpy as np
@@ -175,7 +176,8 @@ class NvccEvaluator:
             regs = float(sum(k.registers for k in build.kernels))
             return Evaluation("OK", time=t, times=[t], metrics={"compile_s": build.compile_s, "registers": regs})
         finally:
-            self.discard(build)
+            if not keep:
+                self.discard(build)
             if "path" in locals() and os.path.exists(path):
                 os.unlink(path)
 

@@ -148,3 +148,23 @@ def test_runtime_objective_on_gpu() -> None:
         assert fm.state in ("OK", "INVALID")
     finally:
         ev.close()
+
+
+@needs_nvcc
+@pytest.mark.slow
+def test_gpu_bench_script_compile_path(tmp_path) -> None:
+    """scripts/gpu_nvcc_bench.sh end to end, with the objective that needs no GPU."""
+    import json
+    import os
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = os.environ | {"PY": sys.executable, "NVCC_BENCH_LIMIT": "3", "OUT": str(tmp_path)}
+    proc = subprocess.run(["bash", str(root / "scripts" / "gpu_nvcc_bench.sh"), "--objective", "compile",
+                           "--programs", "gaussian"], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = json.loads((tmp_path / "nvcc_bench.json").read_text())
+    assert rows[0]["program"] == "gaussian" and rows[0]["evaluations"] == 3
+    assert rows[0]["ratio"] >= 1.0
+    assert "gaussian" in proc.stdout and "x   flags:" in proc.stdout
