@@ -226,7 +226,7 @@ def generate_cuda(st: Stencil, c: Mapping[str, Any]) -> CudaKernelSpec:
 
     if not stream:
         L.append(f"  const int Z0 = blockIdx.z * {bz * c['bmz'] * c['cmz']} + threadIdx.z * {c['bmz']};")
-        L.append(f"  const int base = ((Z0 + {hz}) * {py} + (Y0 + {hy})) * {px} + X0 + {hx};")
+        L.append(f"  const int base = ((Z0 + {hz}) * {py} + (Y0 + {hy})) * {px} + X0 + {st.x0};")
         names: dict[tuple[str, int, int, int], str] = {}
         loads: list[str] = []
         for (oz, oy, ox) in pts:
@@ -297,11 +297,11 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
     nt = bx * by
     L: list[str] = []
     L.append(f"  const int zs = blockIdx.z * {ch};")
-    L.append(f"  const int base0 = ((zs + {hz}) * {py} + (Y0 + {hy})) * {px} + X0 + {hx};")
+    L.append(f"  const int base0 = ((zs + {hz}) * {py} + (Y0 + {hy})) * {px} + X0 + {st.x0};")
     if staged:
         L.append("  const int tid = threadIdx.y * blockDim.x + threadIdx.x;")
         L.append(f"  const int tbase0 = ((zs + {hz}) * {py} + blockIdx.y * {by * c['bmy'] * c['cmy']}) * {px}"
-                 f" + blockIdx.x * {bx * c['bmx'] * c['cmx']};")
+                 f" + blockIdx.x * {bx * c['bmx'] * c['cmx']} + {st.x0 - hx};")
         for arr in sorted(staged):
             L.append(f"  __shared__ {T} s_{arr}[{th * tw}];")
         L.append(f"  const int sme = (threadIdx.y * {c['bmy']} + {hy}) * {tw} + threadIdx.x * {c['bmx']} + {hx};")
@@ -425,7 +425,7 @@ def _retimed_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int, i
     depth = 2 * hz + 1
     L: list[str] = []
     L.append(f"  const int zs = blockIdx.z * {ch};")
-    L.append(f"  const int base0 = ((zs + {hz}) * {py} + (Y0 + {hy})) * {px} + X0 + {hx};")
+    L.append(f"  const int base0 = ((zs + {hz}) * {py} + (Y0 + {hy})) * {px} + X0 + {st.x0};")
     accs = []
     for pi, (_, oy, ox) in enumerate(pts):
         for oi, (o, _) in enumerate(st.outputs):

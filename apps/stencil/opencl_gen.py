@@ -118,7 +118,8 @@ def generate_opencl(st: Stencil, c: Mapping[str, Any]) -> OpenCLKernelSpec:
     TV = T if V == 1 else f"{T}{V}"
     nz, ny, nx = st.shape
     hz, hy, hx = st.halo
-    pz, py, px = st.padded_shape
+    xo = st.x0
+    _, py, px = st.padded_shape
     tz, ty, tx = _tile(c)
     wgx, wgy, wgz = c["wgx"], c["wgy"], c["wgz"]
     mem = c["mem"]
@@ -146,18 +147,18 @@ def generate_opencl(st: Stencil, c: Mapping[str, Any]) -> OpenCLKernelSpec:
         L.append(f"  for (int i = lid; i < {LX * LY * LZ}; i += {nwg}) {{")
         L.append(f"    const int ix = i % {LX}, iy = (i / {LX}) % {LY}, iz = i / {LX * LY};")
         for a in st.inputs:
-            L.append(f"    t_{a}[i] = {a}[((GZ + iz) * {py} + GY + iy) * {px} + GX + ix];")
+            L.append(f"    t_{a}[i] = {a}[((GZ + iz) * {py} + GY + iy) * {px} + GX + {xo - hx} + ix];")
         L.append("  }")
         L.append("  barrier(CLK_LOCAL_MEM_FENCE);")
 
     def load(e: Access) -> str:
         if mem == "global":
-            idx = f"((z + {hz + e.dz}) * {py} + y + {hy + e.dy}) * {px} + x + {hx + e.dx}"
+            idx = f"((z + {hz + e.dz}) * {py} + y + {hy + e.dy}) * {px} + x + {xo + e.dx}"
             return f"{e.array}[{idx}]" if V == 1 else f"vload{V}(0, {e.array} + {idx})"
         if mem == "local":
             idx = f"((z - GZ + {hz + e.dz}) * {LY} + y - GY + {hy + e.dy}) * {LX} + x - GX + {hx + e.dx}"
             return f"t_{e.array}[{idx}]" if V == 1 else f"vload{V}(0, t_{e.array} + {idx})"
-        reads = [f"read_imagef({e.array}, smp, (int4)(x + {hx + e.dx + k}, y + {hy + e.dy}, z + {hz + e.dz}, 0)).x"
+        reads = [f"read_imagef({e.array}, smp, (int4)(x + {xo + e.dx + k}, y + {hy + e.dy}, z + {hz + e.dz}, 0)).x"
                  for k in range(V)]
         return reads[0] if V == 1 else f"(({TV})({', '.join(reads)}))"
 
@@ -185,7 +186,7 @@ def generate_opencl(st: Stencil, c: Mapping[str, Any]) -> OpenCLKernelSpec:
     L.append(f"    const int z = Z0 + cz * {wgz * c['bmz']} + mz;")
     L.append(f"    const int y = Y0 + cy * {wgy * c['bmy']} + my;")
     L.append(f"    const int x = X0 + cx * {wgx * c['bmx']} + mx;")
-    L.append(f"    const int o = ((z + {hz}) * {py} + y + {hy}) * {px} + x + {hx};")
+    L.append(f"    const int o = ((z + {hz}) * {py} + y + {hy}) * {px} + x + {xo};")
     for o, e in st.outputs:
         val = render(e, leaf)
         if V == 1:

@@ -24,9 +24,9 @@ __all__ = ["CudaStencilRunner", "OpenCLStencilRunner", "interior"]
 
 
 def interior(st: Stencil, padded: np.ndarray) -> np.ndarray:
-    hz, hy, hx = st.halo
+    oz, oy, ox = st.origin
     nz, ny, nx = st.shape
-    return padded[hz:hz + nz, hy:hy + ny, hx:hx + nx]
+    return padded[oz:oz + nz, oy:oy + ny, ox:ox + nx]
 
 
 class _Base:

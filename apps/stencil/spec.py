@@ -5,10 +5,16 @@ CUDA generators and the NumPy reference all read the same ``Stencil``, so a
 kernel is checked against the formula it was generated from.
 
 Layout convention (both backends): every 3-D array has shape
-``(nz + 2*hz, ny + 2*hy, nx + 2*hx)`` (row-major, x fastest) where ``h`` is the
-stencil's halo per axis; outputs are written on the interior only.  1-D line
-arrays along axis ``a`` have length ``n_a + 2*h_a``.  With padded arrays every
-thread computes a valid point, so kernels need no boundary branches.
+``(nz + 2*hz, ny + 2*hy, PX)`` (row-major, x fastest) where ``h`` is the
+stencil's halo per axis; interior point ``(z, y, x)`` lives at
+``(z + hz, y + hy, x + x0)``.  ``x0 >= hx`` and the row pitch ``PX`` are
+rounded up to 128 bytes, so every row of the interior starts on a 128-byte
+boundary and a warp's loads and stores are aligned (unaligned rows cost
+about a fifth of the bandwidth of a low-order stencil on an H200).
+Outputs are written on the interior only.  1-D line arrays along axis ``a``
+have length ``n_a + 2*h_a`` (point ``i`` at ``i + h_a``).  With padded
+arrays every thread computes a valid point, so kernels need no boundary
+branches.
 """
 
 from __future__ import annotations
@@ -67,8 +73,26 @@ class Stencil:
         return np.dtype(self.dtype).itemsize
 
     @property
-    def padded_shape(self) -> tuple[int, int, int]:
+    def halo_shape(self) -> tuple[int, int, int]:
+        """The logical extent with halo: what an input must provide."""
         return tuple(n + 2 * h for n, h in zip(self.shape, self.halo))  # type: ignore[return-value]
+
+    @property
+    def x0(self) -> int:
+        """Offset of interior x = 0 in a row: the halo rounded up to 128 bytes."""
+        a = 128 // self.itemsize
+        return -(-self.halo[2] // a) * a
+
+    @property
+    def origin(self) -> tuple[int, int, int]:
+        return self.halo[0], self.halo[1], self.x0
+
+    @property
+    def padded_shape(self) -> tuple[int, int, int]:
+        """Shape of every 3-D array in memory (row pitch rounded up to 128 bytes)."""
+        a = 128 // self.itemsize
+        px = -(-(self.x0 + self.shape[2] + self.halo[2]) // a) * a
+        return self.halo_shape[0], self.halo_shape[1], px
 
     @property
     def radius(self) -> int:
@@ -92,10 +116,10 @@ class Stencil:
 
     def compulsory_bytes(self) -> int:
         """Bytes every implementation must move: each input read once, each output written once."""
-        pz, py, px = self.padded_shape
+        pz, py, px = self.halo_shape
         nz, ny, nx = self.shape
         read = len(self.inputs) * pz * py * px
-        read += sum(self.padded_shape[a] for _, a in self.line_arrays)
+        read += sum(self.halo_shape[a] for _, a in self.line_arrays)
         write = len(self.outputs) * nz * ny * nx
         return (read + write) * self.itemsize
 
@@ -115,16 +139,17 @@ class Stencil:
         for name in self.inputs:
             data[name] = (0.5 + rng.random(self.padded_shape)).astype(self.dtype)
         for name, axis in self.line_arrays:
-            data[name] = (0.5 + rng.random(self.padded_shape[axis])).astype(self.dtype)
+            data[name] = (0.5 + rng.random(self.halo_shape[axis])).astype(self.dtype)
         return data
 
     def reference(self, data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Interior values of every output, computed with NumPy in the stencil's dtype."""
         nz, ny, nx = self.shape
-        hz, hy, hx = self.halo
+        hz, hy, _ = self.halo
+        hx = self.x0
         coefs = np.asarray(self.coefs, dtype=self.dtype)
         n = (nz, ny, nx)
-        h = (hz, hy, hx)
+        h = self.halo
 
         def leaf(e: Expr):  # type: ignore[no-untyped-def]
             if isinstance(e, Access):
@@ -148,11 +173,12 @@ class Stencil:
                      ) -> dict[str, np.ndarray]:
         """Reference values at interior points ``(iz, iy, ix)`` only: checks paper-size grids cheaply."""
         h = self.halo
+        o = self.origin
         coefs = np.asarray(self.coefs, dtype=self.dtype)
 
         def leaf(e: Expr):  # type: ignore[no-untyped-def]
             if isinstance(e, Access):
-                return data[e.array][points[0] + h[0] + e.dz, points[1] + h[1] + e.dy, points[2] + h[2] + e.dx]
+                return data[e.array][points[0] + o[0] + e.dz, points[1] + o[1] + e.dy, points[2] + o[2] + e.dx]
             if isinstance(e, Line):
                 return data[e.array][points[e.axis] + h[e.axis] + e.d]
             return coefs[e.index]  # type: ignore[attr-defined]

@@ -48,7 +48,7 @@ def test_synthetic_reference_equals_a_direct_loop(pattern: str) -> None:
     data = st.make_data(seed=1)
     ref = st.reference(data)["out"]
     a = data["in"].astype(np.float64)
-    h = st.halo
+    h = st.origin
     w = st.coefs
     offs = st.meta["offsets"]
     assert all(v != 0 for v in w)
@@ -87,7 +87,8 @@ def test_j3d7pt_reference_by_hand() -> None:
     a = data["in"]
     ref = st.reference(data)["out"]
     c = st.coefs
-    z, y, x = 1 + 1, 2 + 1, 3 + 1  # interior (1, 2, 3) in padded coordinates
+    oz, oy, ox = st.origin
+    z, y, x = 1 + oz, 2 + oy, 3 + ox  # interior (1, 2, 3) in padded coordinates
     want = (c[0] * a[z, y, x] + c[1] * a[z - 1, y, x] + c[2] * a[z + 1, y, x] + c[3] * a[z, y - 1, x]
             + c[4] * a[z, y + 1, x] + c[5] * a[z, y, x - 1] + c[6] * a[z, y, x + 1])
     assert ref[1, 2, 3] == pytest.approx(want, rel=1e-14)
@@ -107,3 +108,11 @@ def test_reference_at_points_equals_the_full_reference(name: str) -> None:
     at = st.reference_at(data, pts)  # type: ignore[arg-type]
     for o in full:
         assert np.array_equal(at[o], full[o][pts])
+
+
+def test_rows_of_the_interior_start_on_128_byte_boundaries() -> None:
+    for st in (cstuner_stencil("hypterm", 20), synthetic("star", 3, 5, size=24), cstuner_stencil("j3d7pt", 16)):
+        pitch_bytes = st.padded_shape[2] * st.itemsize
+        assert pitch_bytes % 128 == 0
+        assert st.x0 >= st.halo[2] and (st.x0 * st.itemsize) % 128 == 0
+        assert st.padded_shape[2] >= st.x0 + st.shape[2] + st.halo[2]
