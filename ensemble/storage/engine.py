@@ -137,6 +137,7 @@ class Database:
         if self.dialect == "sqlite":
             self._install_sqlite_hooks()
         self._writer = self.engine.execution_options(ensemble_write=True)
+        self._raw_errors: type[BaseException] | tuple[()] = getattr(self.engine.dialect.dbapi, "Error", ())
         self._pid = os.getpid()
 
     def _install_sqlite_hooks(self) -> None:
@@ -157,7 +158,11 @@ class Database:
         @event.listens_for(self.engine, "begin")
         def _on_begin(conn: sa.Connection) -> None:
             write = conn.get_execution_options().get("ensemble_write", False)
-            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+            # straight to the driver: exec_driver_sql would cost more than BEGIN itself;
+            # Database.begin() maps the raw sqlite3 error this may raise
+            conn.connection.driver_connection.execute(  # type: ignore[union-attr]
+                "BEGIN IMMEDIATE" if write else "BEGIN"
+            )
 
     @contextmanager
     def begin(self, *, write: bool = True) -> Iterator[sa.Connection]:
@@ -174,6 +179,8 @@ class Database:
                 yield conn
         except sa.exc.DBAPIError as exc:
             raise self.translate(exc) from exc
+        except self._raw_errors as exc:  # raised by the driver outside SQLAlchemy's wrapping (BEGIN)
+            raise self.translate(sa.exc.DBAPIError(None, None, exc)) from exc
 
     def translate(self, exc: sa.exc.DBAPIError) -> StorageError:
         """Map a driver error to our exception with the URL and a fix."""
