@@ -57,7 +57,9 @@ def _cuda_seeds(st: Any) -> list[dict[str, Any]]:
              {**b, "sd": "z", "sb": 8, "bx": 64, "by": 4},
              {**b, "sd": "z", "sb": 16, "bx": 32, "by": 8, "prefetch": True},
              {**b, "sd": "z", "sb": 8, "bx": 64, "by": 4, "smem": True},
-             {**b, "bx": 64, "by": 2, "bz": 2, "cmem": True}]
+             {**b, "bx": 64, "by": 2, "bz": 2, "cmem": True},
+             {**b, "sd": "z", "sb": 16, "bx": 32, "by": 4, "minb": 2},
+             {**b, "bx": 32, "by": 4, "bz": 2, "minb": 2}]
     return [c for c in cands if cuda_is_legal(st, c)]
 
 

@@ -18,7 +18,10 @@ space is a different kernel.  The knobs here, with csTuner's constraints:
 * ``retime``: for stencils that are sums of single-plane terms (the
   high-order star stencils), scatter each loaded plane's contribution to the
   2r+1 outputs that need it (retiming, Rawat et al., PPoPP 2018), which keeps
-  partial sums instead of a (2r+1)-deep queue of every column.
+  partial sums instead of a (2r+1)-deep queue of every column;
+* ``minb`` (ours, not csTuner's): minimum resident blocks per SM in
+  ``__launch_bounds__``, which caps registers per thread and trades spills
+  for occupancy in the register-hungry high-order stencils.
 
 Arrays are padded (see ``apps.stencil.spec``), so no thread needs a bounds
 check: the legality rules make every tile divide the grid exactly.
@@ -60,13 +63,15 @@ CUDA_PARAMS: dict[str, list[Any]] = {
     "cmem": [False, True],
     "prefetch": [False, True],
     "retime": [False, True],
+    "minb": [1, 2, 4],
 }
 
 
 def cuda_baseline() -> dict[str, Any]:
     """The untuned reference point: one point per thread, 32x4x1 blocks, global memory."""
     return {"bx": 32, "by": 4, "bz": 1, "sd": "none", "sb": 1, "uf": 1, "bmx": 1, "bmy": 1, "bmz": 1,
-            "cmx": 1, "cmy": 1, "cmz": 1, "smem": False, "cmem": False, "prefetch": False, "retime": False}
+            "cmx": 1, "cmy": 1, "cmz": 1, "smem": False, "cmem": False, "prefetch": False, "retime": False,
+            "minb": 1}
 
 
 def cuda_retimable(st: Stencil) -> bool:
@@ -211,7 +216,7 @@ def generate_cuda(st: Stencil, c: Mapping[str, Any]) -> CudaKernelSpec:
     L.append(f"// generated for {st.name}: {dict(c)}")
     if c["cmem"]:
         L.append(f"__constant__ {T} c_coef[{ncoef}];")
-    L.append(f'extern "C" __global__ void __launch_bounds__({bx * by * bz})')
+    L.append(f'extern "C" __global__ void __launch_bounds__({bx * by * bz}, {c["minb"]})')
     L.append(f"{KERNEL_NAME}({', '.join(params)})")
     L.append("{")
     L.append(f"  const int X0 = blockIdx.x * {tile_x} + threadIdx.x * {c['bmx']};")
