@@ -307,14 +307,24 @@ class Component:
 
     def sample(self, rng: np.random.Generator, n: int) -> list[dict[str, Any]]:
         """``n`` valid assignments: uniform from the table when it exists."""
+        if self._table is not None and self._table.shape[0]:  # cached: no checks needed
+            return self._draw(self._table, rng, n)
         if not self.constraints:
             return [{p.name: p.sample(rng) for p in self.params} for _ in range(n)]
         t = self.table(self._lazy_limit(), 4 * self._lazy_limit())
         if t is not None:
             if t.shape[0] == 0:
                 raise self.infeasible()
-            return [self.decode(t[i]) for i in rng.integers(t.shape[0], size=n)]
+            return self._draw(t, rng, n)
         return self._sample_search(rng, n)
+
+    def _draw(
+        self, t: np.ndarray, rng: np.random.Generator, n: int
+    ) -> list[dict[str, Any]]:
+        """``n`` rows of table ``t`` drawn uniformly, decoded."""
+        if n == 1:  # the common case (one proposal at a time): skip array overheads
+            return [self.decode(t[int(rng.integers(t.shape[0]))].tolist())]
+        return [self.decode(r) for r in t[rng.integers(t.shape[0], size=n)].tolist()]
 
     def _random_rows(self, rng: np.random.Generator, m: int) -> np.ndarray:
         cards = [p.cardinality for p in self.params]  # type: ignore[attr-defined]

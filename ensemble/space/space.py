@@ -42,6 +42,9 @@ class SearchSpace:
         self._by_param: tuple[list[Component], dict[str, list[Constraint]]] | None = (
             None
         )
+        self._free: (
+            tuple[list[Component], list[Parameter], list[Component], np.ndarray] | None
+        ) = None
         self._slices: dict[str, slice] = {}
         self._dims = 0
         if params:
@@ -52,6 +55,7 @@ class SearchSpace:
         state = dict(self.__dict__)
         state["_components"] = None
         state["_by_param"] = None
+        state["_free"] = None
         return state
 
     # --- building ----------------------------------------------------------
@@ -226,7 +230,23 @@ class SearchSpace:
         constraints when nothing valid exists or can be found.
         """
         self._need_params("sample()")
-        parts = [c.sample(rng, n) for c in self._comps()]
+        comps = self._comps()
+        if self._free is None or self._free[0] is not comps:
+            # unconstrained finite parameters are drawn together, in one generator call
+            is_free = [
+                not c.constraints and len(c.params) == 1 and c.discrete for c in comps
+            ]
+            free = [c.params[0] for c, f in zip(comps, is_free) if f]
+            rest = [c for c, f in zip(comps, is_free) if not f]
+            cards = np.array([p.cardinality for p in free], dtype=np.int64)  # type: ignore[attr-defined]
+            self._free = (comps, free, rest, cards)
+        _, free, rest, cards = self._free
+        parts = [c.sample(rng, n) for c in rest]
+        if free:
+            idx = rng.integers(0, cards, size=(n, len(free))).tolist()
+            parts.append(
+                [{p.name: p.value_at(i) for p, i in zip(free, row)} for row in idx]  # type: ignore[attr-defined]
+            )
         return [self._merge(part[i] for part in parts) for i in range(n)]
 
     def _merge(self, parts: Any) -> dict[str, Any]:
