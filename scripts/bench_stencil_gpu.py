@@ -152,8 +152,8 @@ def _table(rows: list[dict[str, Any]], title: str) -> str:
     def f(v: Any, p: int = 2) -> str:
         return "-" if v is None else (f"{v:.{p}f}" if isinstance(v, float) else str(v))
     lines = [f"### {title}", "",
-             "| stencil | N | bound | roofline ms | base ms | base % roof | tuned ms | tuned % roof | tuned GB/s "
-             "| % copy BW | speedup | regs base/tuned | spills tuned |",
+             ("| stencil | N | bound | roofline ms | base ms | base % roof | tuned ms | tuned % roof | tuned GB/s "
+              "| % copy BW | speedup | regs base/tuned | spills tuned |"),
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(

@@ -96,10 +96,10 @@ class StencilApp(TunerApp):
 
     def _make_runner(self) -> Any:
         a = self.args
-        kw: dict[str, Any] = dict(warmup=getattr(a, "warmup", 1), repeats=getattr(a, "repeats", 5),
-                                  discard_first=getattr(a, "discard_first", 0),
-                                  statistic=getattr(a, "statistic", "median"),
-                                  sample=getattr(a, "verify_sample", None))
+        kw: dict[str, Any] = {"warmup": getattr(a, "warmup", 1), "repeats": getattr(a, "repeats", 5),
+                               "discard_first": getattr(a, "discard_first", 0),
+                               "statistic": getattr(a, "statistic", "median"),
+                               "sample": getattr(a, "verify_sample", None)}
         if self.backend_name == "cuda":
             from apps.stencil.runner import CudaStencilRunner
             from measurement.cuda import CudaBackend

@@ -202,7 +202,6 @@ def generate_cuda(st: Stencil, c: Mapping[str, Any]) -> CudaKernelSpec:
            for cy in range(c["cmy"]) for my in range(c["bmy"])
            for cx in range(c["cmx"]) for mx in range(c["bmx"])]
 
-    coef_name = "c_coef" if c["cmem"] else "coefg"
     ncoef = max(1, len(st.coefs))
 
     def coef_leaf(e: Coef) -> str:
@@ -273,7 +272,7 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
     T = st.ctype
     nz = st.shape[0]
     hz, hy, hx = st.halo
-    pz, py, px = st.padded_shape
+    _, py, px = st.padded_shape
     PX, PZ = px, py * px
     bx, by = c["bx"], c["by"]
     ch = nz // c["sb"]
@@ -423,8 +422,8 @@ def _retimed_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int, i
     partial sum of output z' = p - d, kept in a queue of 2*hz+1 accumulators per output point."""
     T = st.ctype
     nz = st.shape[0]
-    hz, hy, hx = st.halo
-    pz, py, px = st.padded_shape
+    hz, hy = st.halo[0], st.halo[1]
+    _, py, px = st.padded_shape
     PX, PZ = px, py * px
     ch = nz // c["sb"]
     depth = 2 * hz + 1

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 __all__ = [
     "Access",
@@ -35,7 +35,7 @@ __all__ = [
     "total",
 ]
 
-Number = Union[int, float]
+Number = int | float
 
 
 class Expr:

@@ -168,7 +168,7 @@ def generate_opencl(st: Stencil, c: Mapping[str, Any]) -> OpenCLKernelSpec:
         if isinstance(e, Coef):
             return _lit(st.coefs[e.index], T)
         if isinstance(e, Line):
-            raise ValueError("line arrays are not supported by the OpenCL generator")
+            raise TypeError("line arrays are not supported by the OpenCL generator")
         raise TypeError(e)
 
     L.append("  #pragma unroll")

@@ -43,7 +43,7 @@ class _Base:
             self.ref = st.reference(self.data)
         self.sample = sample
         self.rtol = rtol
-        self.timing = dict(warmup=warmup, repeats=repeats, discard_first=discard_first, statistic=statistic)
+        self.timing = {"warmup": warmup, "repeats": repeats, "discard_first": discard_first, "statistic": statistic}
         self.host_out = {o: np.empty(st.padded_shape, st.dtype) for o, _ in st.outputs}
         self.nbytes = int(np.prod(st.padded_shape)) * st.itemsize
 

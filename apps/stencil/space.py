@@ -33,7 +33,7 @@ def cuda_space(st: Stencil) -> SearchSpace:
     s = SearchSpace()
     s.add(*[_param(k, v) for k, v in cuda_gen.CUDA_PARAMS.items()])
     nz, ny, nx = st.shape
-    hz, hy, hx = st.halo
+    _, hy, hx = st.halo
     s.require("bx * by * bz >= 32 and bx * by * bz <= 1024", name="threads per block")
     s.require("bmx * bmy * bmz * cmx * cmy * cmz <= 8", name="points per thread")
     s.require(f"{nx} % (bx * bmx * cmx) == 0", name="x tile divides nx")
