@@ -314,6 +314,16 @@ def _user_value(objective: Any, storage: Any, run_id: int, config_hash: str, sca
         return scalar
 
 
+def _best_row(rows: Any) -> Any:
+    """The measured OK row with the lowest value (first on ties), or None."""
+    best = None
+    for r in rows:
+        usable = str(r.state) == "OK" and not r.duplicate and r.value is not None and r.value == r.value
+        if usable and (best is None or r.value < best.value):
+            best = r
+    return best
+
+
 def run_app(app: Any, settings: Any, *, app_ref: str | None = None, app_argv: list[str] | None = None,
             technique: Any = None, heartbeat_timeout: float = 30.0, info: MPIInfo | None = None,
             mode: str | None = None) -> Any:
@@ -402,21 +412,31 @@ def run_app(app: Any, settings: Any, *, app_ref: str | None = None, app_argv: li
                     time.sleep(0.002)
     finally:
         polite_barrier(comm)   # every rank has committed its last result
+        if mode == "per-rank":
+            # Island migrants still in flight would make MPICH abort at finalisation:
+            # every send was posted before the barrier, so receive and drop them now.
+            MPIRing(comm).poll(rank)
+            polite_barrier(comm)
     summary: dict[str, Any] | None = None
     if rank == 0:
         assert search is not None
         if mode == "per-rank":
             search.finish()
         search.collect()
-        st, best = search.status, search.best()
+        st = search.status
+        # The summary comes from the database, not from rank 0's driver: in
+        # per-rank mode that driver may not have read every other rank's rows.
+        best = _best_row(storage.trials(run_id))
+        counts = storage.counts(run_id)
         summary = {
             "best_config": best.config if best else None,
-            "best_value": _user_value(objective, storage, run_id, best.config_hash, best.value)
+            "best_value": _user_value(objective, storage, run_id, best.config_hash, float(best.value))
             if best else None,
-            "evaluations": st.unique, "trials": st.trials, "failures": st.failures,
-            "duplicates": st.duplicates, "best_technique": best.technique if best else None,
-            "stop_reason": st.stop_reason,
+            "evaluations": int(counts.get("unique", st.unique)), "trials": st.trials,
+            "failures": st.failures, "duplicates": int(counts.get("duplicates", st.duplicates)),
+            "best_technique": best.technique if best else None, "stop_reason": st.stop_reason,
         }
+        summary["extra_measured"] = int(counts.get("measured", 0))
         if settings.report_dir:
             from ensemble.report import write_report
 
@@ -424,10 +444,11 @@ def run_app(app: Any, settings: Any, *, app_ref: str | None = None, app_argv: li
     summary = json.loads(comm.bcast(json.dumps(summary), root=0))
     assert summary is not None
     storage.close()
+    measured_total = summary.pop("extra_measured")
     return TuneResult(
         run_name=str(ident["name"]), database=settings.database,
         report_dir=settings.report_dir if rank == 0 else None,
         extra={"rank": rank, "size": size, "mode": mode, "reclaimed": ident["reclaimed"],
-               "measured_here": measure.measured},
+               "measured_here": measure.measured, "measured_total": measured_total},
         **summary,
     )

@@ -55,7 +55,7 @@ def _child(ns: argparse.Namespace) -> None:
 
     # Import everything run_app will need before the clock starts (deap, storage,
     # the technique modules): import time is not tuning throughput.
-    import ensemble.driver.local  # noqa: F401
+    import ensemble.driver.local
     import ensemble.storage  # noqa: F401
     from ensemble.registry import create_technique
 

@@ -86,6 +86,7 @@ class IslandModel:
         self.migration_interval = migration_interval
         self.migrants = migrants
         self.migrations: list[dict[str, Any]] = []
+        self.stalled: set[int] = set()
         seeds = seeds or {}
         children = rng.spawn(len(island_ids))
         self.islands: dict[int, GenerationalGA] = {
@@ -121,12 +122,24 @@ class IslandModel:
         self.islands[island].tell(genome, value)
         self.settle(island)
 
+    #: Generations in a row bred entirely from known genomes before an island counts as exhausted.
+    STALL_LIMIT = 25
+
     def settle(self, island: int) -> None:
-        """Migrate and breed while the island's current generation is fully known."""
+        """Migrate and breed while the island's current generation is fully known.
+
+        An island whose new generations contain nothing unmeasured (a small,
+        fully explored space) stops breeding after STALL_LIMIT tries and is
+        listed in ``stalled``; the technique is done when all of them are.
+        """
         ga = self.islands[island]
-        while ga.generation_complete:
+        idle = 0
+        while ga.generation_complete and island not in self.stalled:
             self._migrate(island, ga)
             ga.advance()
+            idle += 1
+            if idle > self.STALL_LIMIT:
+                self.stalled.add(island)
 
     def _migrate(self, island: int, ga: GenerationalGA) -> None:
         gen = ga.generation + 1   # generations completed
@@ -195,7 +208,7 @@ class IslandGA(BaseTechnique):
         self.island_seeds = island_seeds or {}
         self.model: IslandModel | None = None
         self._ring: Any = None
-        self._owner: dict[str, tuple[int, Genome]] = {}
+        self._owner: dict[str, list[tuple[int, Genome]]] = {}   # pending hash -> islands waiting
 
     def _choose_transport(self) -> tuple[Any, list[int], int]:
         if self.transport_name == "local" or self.transport_name == "auto" and not _per_rank_mpi():
@@ -233,6 +246,11 @@ class IslandGA(BaseTechnique):
 
     # -- ask / tell ---------------------------------------------------------
     @property
+    def done(self) -> bool:
+        """True when every local island has stopped finding unmeasured configurations."""
+        return self.model is not None and self.model.stalled == set(self.model.islands)
+
+    @property
     def migrations(self) -> list[dict[str, Any]]:
         """Every migration sent or received by this process's islands."""
         return self.model.migrations if self.model is not None else []
@@ -254,15 +272,20 @@ class IslandGA(BaseTechnique):
                 if known is not None:      # measured before (by anyone): no new trial
                     self.model.tell(island, genome, known)
                     continue
-                self._owner[self.hash(cfg)] = (island, genome)
+                h = self.hash(cfg)
+                if h in self._owner:       # another island asked for it already: share the answer
+                    self._owner[h].append((island, genome))
+                    continue
+                self._owner[h] = [(island, genome)]
                 out.append(cfg)
         return out
 
     def _observe(self, trial: Any) -> None:
-        owner = self._owner.pop(trial.config_hash, None)
-        if owner is not None and self.model is not None:
+        owners = self._owner.pop(trial.config_hash, [])
+        if self.model is not None:
             value = trial.value if math.isfinite(trial.value) else math.inf
-            self.model.tell(owner[0], owner[1], value)
+            for island, genome in owners:
+                self.model.tell(island, genome, value)
 
     def state_dict(self) -> dict[str, Any]:
         state = super().state_dict()

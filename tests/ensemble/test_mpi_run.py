@@ -31,8 +31,9 @@ def _need_mpi() -> None:
         pytest.skip(f"no mpirun next to {sys.executable}; pip install 'ensemble-tuner[mpi]'")
 
 
-def _launch(db: Path, out: Path, *extra: str, n: int = 3) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
+def _launch(db: Path, out: Path, *extra: str, n: int = 3, mode: str = "central",
+            ) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, ENSEMBLE_MPI_SEARCH=mode)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run(
         [str(MPIRUN), "-n", str(n), sys.executable, __file__, str(db), str(out), *extra],
@@ -94,6 +95,22 @@ def test_killed_rank_loses_nothing_and_resume_reclaims(tmp_path: Path) -> None:
     assert all(n == 1 for _, n in _measured_per_config(db))
 
 
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_per_rank_search_island_ga_migrates_over_mpi(tmp_path: Path) -> None:
+    _need_mpi()
+    db, out = tmp_path / "mpi.db", tmp_path / "out.json"
+    proc = _launch(db, out, "--limit", "60", "--island-log", mode="per-rank")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    res = json.loads(out.read_text())
+    assert all(r["measured_here"] > 0 for r in res)
+    # every rank's island received migrants from both ring neighbours through MPI
+    for r in res:
+        assert set(r["received_from"]) == {(r["rank"] - 1) % 3, (r["rank"] + 1) % 3}
+    best_db = _rows(db, "SELECT MIN(value) FROM results WHERE state = 'OK'")[0][0]
+    assert res[0]["best_value"] == pytest.approx(best_db)
+
+
 def _main(argv: list[str]) -> None:
     import argparse
 
@@ -109,6 +126,7 @@ def _main(argv: list[str]) -> None:
     ap.add_argument("--kill-rank", type=int, default=-1)
     ap.add_argument("--kill-after", type=int, default=0)
     ap.add_argument("--sleep", type=float, default=0.02)
+    ap.add_argument("--island-log", action="store_true")
     ns = ap.parse_args(argv)
     info = detect()
     rank = info.rank if info else 0
@@ -128,10 +146,17 @@ def _main(argv: list[str]) -> None:
 
     settings = RunSettings(technique="IslandGA", database=f"sqlite:///{ns.db}", run_name="mpi-test",
                            test_limit=ns.limit, seed=5, resume=ns.resume, quiet=True)
-    result = run_app(Bowl(), settings, app_ref="tests.ensemble.test_mpi_run:Bowl")
+    technique = None
+    if ns.island_log:
+        from ensemble.registry import create_technique
+
+        technique = create_technique("IslandGA", seed=5 + rank, population=6, migration_interval=1)
+    result = run_app(Bowl(), settings, app_ref="tests.ensemble.test_mpi_run:Bowl", technique=technique)
     mine = {"rank": rank, "run_name": result.run_name, "best_value": result.best_value,
             "evaluations": result.evaluations, "reclaimed": result.extra["reclaimed"],
             "measured_here": result.extra["measured_here"]}
+    if technique is not None:
+        mine["received_from"] = sorted({e["from"] for e in technique.migrations if e["event"] == "received"})
     everything = comm_world().gather(mine, root=0)
     if rank == 0:
         Path(ns.out).write_text(json.dumps(everything))

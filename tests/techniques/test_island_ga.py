@@ -70,3 +70,37 @@ def test_same_seed_same_migrations() -> None:
     _run(a, 6)
     _run(b, 6)
     assert a.migrations == b.migrations
+
+
+def test_island_ga_technique_on_a_constrained_space() -> None:
+    from ensemble import Integer, PowerOfTwo, SearchSpace, Trial
+    from ensemble.registry import create_technique
+
+    space = SearchSpace().add(PowerOfTwo("wx", 1, 256), PowerOfTwo("wy", 1, 256), Integer("u", 1, 8))
+    space.require("wx * wy <= 256")
+    target = {"wx": 32, "wy": 8, "u": 3}
+
+    def f(c: dict) -> float:
+        return float(abs(np.log2(c["wx"] / 32)) + abs(np.log2(c["wy"] / 8)) + abs(c["u"] - 3))
+
+    tech = create_technique("IslandGA", seed=4, islands=3, population=8, migration_interval=2,
+                            island_seeds={0: [target]})
+    tech.bind(space, budget=None, rng=np.random.default_rng(4))
+    seen: set[str] = set()
+    n = 0
+    while not tech.done and len(seen) < 150:
+        batch = tech.propose(4)
+        assert batch or tech.done
+        for cfg in batch:
+            n += 1
+            assert space.is_valid(cfg)
+            h = space.config_hash(cfg)
+            assert h not in seen           # known configurations are never proposed again
+            seen.add(h)
+            tech.observe(Trial(config=cfg, config_hash=h, value=f(cfg), state="OK", technique="IslandGA",
+                               duplicate=False, evaluation=n))
+    assert tech.best_value == 0.0
+    got = {e["island"] for e in tech.migrations if e["event"] == "received" and e["from"] == 0}
+    assert got == {1, 2}
+    state = tech.state_dict()
+    assert set(state["islands"]) == {"0", "1", "2"} and state["migrations"]
