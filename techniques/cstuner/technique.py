@@ -181,10 +181,10 @@ class CsTuner(BaseTechnique):
     # -- tell -----------------------------------------------------------------
     def _observe(self, trial: Any) -> None:
         self._outstanding.discard(trial.config_hash)
-        if self.phase == "groups" and self._search is not None:
-            if all(trial.config.get(n) == self._search.base.get(n)
-                   for n in self.names if n not in self._search.group):
-                self._search.tell(trial.config, trial.value)
+        search = self._search if self.phase == "groups" else None
+        if search is not None and all(trial.config.get(n) == search.base.get(n)
+                                      for n in self.names if n not in search.group):
+            search.tell(trial.config, trial.value)
 
     def state_dict(self) -> dict[str, Any]:
         state = super().state_dict()
