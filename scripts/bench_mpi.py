@@ -11,6 +11,7 @@ ranks).
 
     python -m scripts.bench_mpi                       # ranks 1,2,4,8; default + IslandGA; both modes
     python -m scripts.bench_mpi --ranks 1,4 --repeats 1 --techniques IslandGA
+    python -m scripts.bench_mpi --side 4 --ranks 1,4,8 --repeats 1   # small space: dedup across ranks
 
 Each configuration is one ``mpirun -n N python -m scripts.bench_mpi --child``
 with a fresh database; rank 0 times ``ensemble.mpi.run_app`` after a barrier
@@ -43,15 +44,15 @@ def _child(ns: argparse.Namespace) -> None:
     from ensemble.mpi import comm_world, polite_barrier, run_app
     from ensemble.settings import RunSettings
 
-    sleep = ns.sleep
+    sleep, side = ns.sleep, ns.side
 
     class Sleeper(TunerApp):
         def space(self) -> SearchSpace:
-            return SearchSpace().add(*(Integer(n, 0, 31) for n in "abcd"))
+            return SearchSpace().add(*(Integer(n, 0, side - 1) for n in "abcd"))
 
         def run(self, config: dict, limit: float | None) -> float:
             time.sleep(sleep)
-            return float(sum((config[n] - 7) ** 2 for n in "abcd"))
+            return float(sum((config[n] - min(7, side - 1)) ** 2 for n in "abcd"))
 
     # Import everything run_app will need before the clock starts (deap, storage,
     # the technique modules): import time is not tuning throughput.
@@ -90,7 +91,8 @@ def _one(n: int, mode: str, technique: str, ns: argparse.Namespace) -> dict[str,
                    PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         cmd = [str(MPIRUN), "-n", str(n), sys.executable, "-m", "scripts.bench_mpi", "--child",
                "--db", str(Path(tmp) / "b.db"), "--out", str(out), "--sleep", str(ns.sleep),
-               "--limit", str(ns.trials_per_rank * n), "--technique", technique]
+               "--limit", str(ns.trials_per_rank * n), "--technique", technique,
+               "--side", str(ns.side)]
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
         if proc.returncode != 0 or not out.exists():
             raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
@@ -106,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--techniques", default="default,IslandGA")
     ap.add_argument("--sleep", type=float, default=0.2, help="seconds each trial sleeps")
     ap.add_argument("--trials-per-rank", type=int, default=12)
+    ap.add_argument("--side", type=int, default=32,
+                    help="values per parameter (4 parameters); 4 gives a 256-point space where ranks collide")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--json", help="also write the raw records here")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -123,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     ranks = [int(x) for x in ns.ranks.split(",")]
     rows: list[dict[str, Any]] = []
     print(f"# bench_mpi  {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  {platform.node()}  "
-          f"{os.cpu_count()} CPUs  sleep={ns.sleep}s  trials/rank={ns.trials_per_rank}  repeats={ns.repeats}")
+          f"{os.cpu_count()} CPUs  sleep={ns.sleep}s  trials/rank={ns.trials_per_rank}  repeats={ns.repeats}  "
+          f"space={ns.side}^4")
     print("| mode | technique | ranks | trials/s (median) | x 1 rank | measured twice |")
     print("|---|---|---|---|---|---|")
     for technique in ns.techniques.split(","):
