@@ -173,11 +173,14 @@ def run_technique(name: str, space: RecordedSpace, mode: str, budget: int, seed:
     is done, when the space is exhausted, or after ``max_stall`` proposals in a
     row that brought nothing new.
     """
-    from ensemble.registry import create_technique
+    from ensemble import registry
     from ensemble.technique import Trial
 
     sspace = space.to_search_space(mode)
-    tech = create_technique(name, seed=seed)
+    if ":" in name and name not in registry.technique_names():  # "module:attr", as the driver accepts
+        tech = registry.resolve(name)(seed=seed)
+    else:
+        tech = registry.create_technique(name, seed=seed)
     tech.bind(sspace, budget=budget, rng=np.random.default_rng(seed))
     size = space.size(mode)
     seen: dict[tuple[Any, ...], float] = {}
