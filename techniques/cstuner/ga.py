@@ -77,11 +77,11 @@ class GenerationalGA:
                 pop.append(g)
         misses = 0
         while len(pop) < self.size and misses < self.max_tries:
-            g = self.random_genome()
-            if g is None or g in pop:
+            drawn = self.random_genome()
+            if drawn is None or drawn in pop:
                 misses += 1
                 continue
-            pop.append(g)
+            pop.append(drawn)
         if not pop:
             raise ValueError("no valid genome found; the space's constraints reject every sample tried")
         return pop[: self.size]
@@ -89,7 +89,7 @@ class GenerationalGA:
     # -- ask / tell ---------------------------------------------------------
     def ask(self, n: int) -> list[Genome]:
         """Up to ``n`` individuals of this generation not yet handed out nor known."""
-        out = []
+        out: list[Genome] = []
         for g in self.population:
             if len(out) >= n:
                 break
@@ -154,11 +154,11 @@ class GenerationalGA:
                 if len(nxt) < self.size and c not in nxt and novel and self.decode(c) is not None:
                     nxt.append(c)
         while len(nxt) < self.size:
-            g = self.random_genome()
-            if g is None:
+            drawn = self.random_genome()
+            if drawn is None:
                 break
-            if g not in nxt:
-                nxt.append(g)
+            if drawn not in nxt:
+                nxt.append(drawn)
             else:
                 tries += 1
                 if tries > self.size * self.max_tries * 2:

@@ -117,7 +117,7 @@ class CsTuner(BaseTechnique):
         return []
 
     def _from_queue(self, n: int) -> list[dict[str, Any]]:
-        out = []
+        out: list[dict[str, Any]] = []
         while self._queue and len(out) < n:
             cfg = self._queue.pop(0)
             h = self.hash(cfg)
@@ -148,7 +148,7 @@ class CsTuner(BaseTechnique):
             return []
         per_param = max(2, int(math.sqrt(self.probe_budget / pairs)))
         base = self._probe_base = self._base()
-        out = []
+        out: list[dict[str, Any]] = []
         for i, p in enumerate(self.names):
             for q in self.names[i + 1:]:
                 out.extend(c for c in probe_configs(self.domains, base, p, q, per_param) if self._is_valid(c))
