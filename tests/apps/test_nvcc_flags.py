@@ -87,15 +87,17 @@ def test_output_check_rejects_wrong_results() -> None:
     ev.close()
 
 
+@pytest.fixture(scope="module")
+def ev():
+    from apps.nvcc_flags.evaluator import NvccEvaluator
+
+    e = NvccEvaluator("matmul_shared_coalesced", objective="compile")
+    yield e
+    e.close()
+
+
 @needs_nvcc
 class TestCompileObjective:
-    @pytest.fixture(scope="class")
-    def ev(self):
-        from apps.nvcc_flags.evaluator import NvccEvaluator
-
-        e = NvccEvaluator("matmul_shared_coalesced", objective="compile")
-        yield e
-        e.close()
 
     def test_baseline_metrics(self, ev) -> None:
         res = ev.baseline()
