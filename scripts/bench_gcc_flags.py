@@ -71,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
                                technique=ns.technique, run_name=f"gcc-{name}-{int(time.time())}")
         result = run_app(app, settings)
         tune_s = time.monotonic() - t0
+        if result.best_config is None:
+            raise RuntimeError(f"{name}: no valid build in the budget")
         times = side_by_side(app, result.best_config, ns.rounds)
         med = {k: statistics.median(v) if v else float("nan") for k, v in times.items()}
         row = {"program": name, "evaluations": result.evaluations, "failures": result.failures,

@@ -40,10 +40,12 @@ def bench(designs: list[str], scenarios: list[str], test_limit: int, seed: int, 
             settings = RunSettings(test_limit=test_limit, database=database, seed=seed, quiet=True,
                                    technique=technique, run_name=f"hls-{d}-{s}-{int(time.time())}")
             result = run_app(app, settings)
+            if result.best_config is None:
+                raise RuntimeError(f"{d}/{s}: no successful flow run in the budget")
             baseline = app.evaluator.baseline()
             best = app.evaluator.evaluate(result.best_config)  # deterministic: re-run for its metrics
             base = baseline.metrics | {"cost": 1.0}
-            row = {"design": d, "scenario": s, "evaluations": result.evaluations,
+            row: dict[str, Any] = {"design": d, "scenario": s, "evaluations": result.evaluations,
                    "tune_s": round(time.monotonic() - t0, 1), "best_config": result.best_config,
                    "best": {k: best.metrics.get(k) for k in REPORTED},
                    "default": {k: base.get(k) for k in REPORTED}}

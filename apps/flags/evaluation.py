@@ -74,7 +74,7 @@ def compare_outputs(reference: Mapping[str, str], got: Mapping[str, str], *, rto
             continue
         r, v = _number(ref), _number(val)
         exact = r is None or v is None or ("." not in ref and "e" not in ref.lower() and "nan" not in ref.lower())
-        if exact:
+        if exact or r is None or v is None:
             return f"output {key!r} = {val} differs from reference {ref}"
         if math.isnan(r) or math.isnan(v) or abs(v - r) > atol + rtol * abs(r):
             return f"output {key!r} = {val} differs from reference {ref} (rtol {rtol:g})"

@@ -49,14 +49,14 @@ class FlagSpace:
         self._flags: dict[str, Flag] = {}
         self.add(*flags)
 
-    def add(self, *flags: Flag) -> "FlagSpace":
+    def add(self, *flags: Flag) -> FlagSpace:
         for f in flags:
             if f.name in self._flags:
                 raise ValueError(f"FlagSpace.add: duplicate flag name {f.name!r}; give each flag a unique name")
             self._flags[f.name] = f
         return self
 
-    def remove(self, *names: str) -> "FlagSpace":
+    def remove(self, *names: str) -> FlagSpace:
         """Drop flags (e.g. ones a tool version rejects); unknown names are an error."""
         for n in names:
             if n not in self._flags:

@@ -30,7 +30,7 @@ class GccFlagsApp(TunerApp):
 
     def __init__(self, args: argparse.Namespace | None = None, **overrides: Any) -> None:
         super().__init__(args)
-        opts = {"program": "matmul", "gcc": "gcc", "size": None, "repeats": 3, "compile_timeout": 120.0}
+        opts: dict[str, Any] = {"program": "matmul", "gcc": "gcc", "size": None, "repeats": 3, "compile_timeout": 120.0}
         opts.update({k: getattr(self.args, k) for k in opts if getattr(self.args, k, None) is not None})
         opts.update(overrides)
         self.evaluator = GccEvaluator(opts["program"], gcc=opts["gcc"], size=opts["size"],

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,15 @@ from apps.flags.spec import Choice, Flag, IntRange
 __all__ = ["DEFAULT_SPACE_FILE", "legup_available", "legup_space", "param_name", "write_config_tcl"]
 
 DEFAULT_SPACE_FILE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "param_spaces" / "legup_tuner_space.json"
+
+
+def _line(prefix: str) -> Callable[[Any], list[str]]:
+    """Renderer of one config.tcl line ``<prefix> <value>`` (booleans as 1/0)."""
+
+    def render(value: Any) -> list[str]:
+        return [f"{prefix} {int(value) if isinstance(value, bool) else value}"]
+
+    return render
 
 
 def param_name(legup_name: str) -> str:
@@ -47,14 +56,14 @@ def legup_space(path: str | Path = DEFAULT_SPACE_FILE) -> tuple[FlagSpace, dict[
         line = p["name"]
         if p["type"] == "bool":
             flags.append(Choice(name, [bool(p["default"]), not p["default"]],
-                                lambda v, line=line: [f"{line} {int(v)}"], requires=requires))
+                                _line(line), requires=requires))
         elif p["type"] == "enum":
             vals = [p["default"]] + [v for v in p["values"] if v != p["default"]]
-            flags.append(Choice(name, vals, lambda v, line=line: [f"{line} {v}"], requires=requires))
+            flags.append(Choice(name, vals, _line(line), requires=requires))
         elif p["type"] == "int":
             lo, hi, d = int(p["min"]), int(p["max"]), int(p["default"])
             lo, hi = min(lo, d), max(hi, d)
-            flags.append(IntRange(name, lo, hi, lambda v, line=line: [f"{line} {v}"], default_value=d,
+            flags.append(IntRange(name, lo, hi, _line(line), default_value=d,
                                   requires=requires, log=lo >= 1 and hi / lo >= 64))
         else:
             raise ValueError(f"{path}: parameter {p['name']!r} has unknown type {p['type']!r}")

@@ -26,13 +26,14 @@ __all__ = ["bench_program", "main"]
 def _confirm(app: NvccFlagsApp, best: dict[str, Any], rounds: int) -> tuple[list[float], list[float]]:
     ev = app.evaluator
     base_build, best_build = ev.compile_flags([]), ev.compile(best)
-    base_t, best_t = [], []
+    base_t: list[float] = []
+    best_t: list[float] = []
     for _ in range(rounds):  # alternate, so drift in clocks or load hits both alike
         b = ev.run(base_build, keep=True)
         t = ev.run(best_build, keep=True)
-        if b.ok:
+        if b.ok and b.time is not None:
             base_t.append(b.time)
-        if t.ok:
+        if t.ok and t.time is not None:
             best_t.append(t.time)
     ev.discard(base_build)
     ev.discard(best_build)
@@ -50,12 +51,14 @@ def bench_program(name: str, *, objective: str, test_limit: int, stop_after: flo
                            quiet=True, technique=technique, run_name=f"nvcc-{objective}-{name}-{int(time.time())}")
     result = run_app(app, settings)
     tune_s = time.monotonic() - t0
+    if result.best_config is None or result.best_value is None:
+        raise RuntimeError(f"{name}: no successful evaluation in the budget")
     row: dict[str, Any] = {"program": name, "objective": objective, "evaluations": result.evaluations,
                            "tune_s": round(tune_s, 1), "best_flags": app.render(result.best_config)}
     if objective == "compile":
         base = app.evaluator.baseline()
         row.update(baseline=base.time, best=result.best_value,
-                   ratio=(base.time / result.best_value) if result.best_value else None,
+                   ratio=(base.time / result.best_value) if base.time and result.best_value else None,
                    baseline_metrics=base.metrics)
     else:
         base_t, best_t = _confirm(app, result.best_config, confirm)

@@ -23,7 +23,7 @@ def test_default_config_is_plain_O2_and_valid(kahan) -> None:
     assert kahan.flags.render(cfg) == ["-O2"]
     res = kahan.evaluate(cfg)
     assert res.state == "OK", res.reason
-    assert len(res.times) == 2 and res.time == pytest.approx(sorted(res.times)[0], rel=1) and res.time > 0
+    assert len(res.times) == 2 and min(res.times) <= res.time <= max(res.times) and res.time > 0
 
 
 @pytest.mark.parametrize("flag", ["ffast_math", "funsafe_math_optimizations", "ffinite_math_only"])
