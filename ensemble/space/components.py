@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ensemble.errors import InfeasibleSpaceError, SpaceError
+from ensemble.errors import InfeasibleSpaceError
 from ensemble.space.constraints import Constraint
 from ensemble.space.interval import certainly_false
 from ensemble.space.params import DiscreteParameter, Parameter
@@ -554,7 +554,8 @@ def split_components(
     comps = [Component(ps, by_root.get(root, [])) for root, ps in groups.items()]
     for c in constraints:
         if not c.names and not c.holds({}):
-            raise SpaceError(
-                f"constraint {c.label!r} reads no parameter and is always false"
+            raise InfeasibleSpaceError(
+                f"no valid configuration: constraint {c.label!r} reads no parameter and is "
+                "always false; remove it or fix it"
             )
     return comps

@@ -3,8 +3,11 @@
 Knowing which parameters a constraint reads is what makes large spaces
 tractable: constraints that share no parameter split the space into
 independent components that are counted, enumerated and sampled separately.
-Expressions declare their names by themselves; a callable is assumed to read
-every parameter unless ``names=[...]`` is given to :meth:`SearchSpace.require`.
+Expressions declare their names by themselves.  For a callable the names are
+read from its source when that is provable (every use of the config argument
+is ``c["name"]`` or ``c.get("name")``, see :mod:`ensemble.space.callables`);
+otherwise it is assumed to read every parameter unless ``names=[...]`` is given
+to :meth:`SearchSpace.require`.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ensemble.errors import SpaceError
+from ensemble.space.callables import infer_names
 from ensemble.space.expr import Expression
 
 __all__ = ["Constraint"]
@@ -47,7 +51,9 @@ class Constraint:
         elif callable(rule):
             self.function = rule
             if names is None:
-                self.names = tuple(known)
+                # read the source: `lambda c: c["a"] < c["b"]` provably reads a and b only
+                inferred = infer_names(rule, known)
+                self.names = tuple(known) if inferred is None else inferred
                 self.declared = False
             else:
                 names = list(names)
