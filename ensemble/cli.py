@@ -39,6 +39,8 @@ def add_standard_arguments(parser: argparse.ArgumentParser) -> argparse.Argument
     g.add_argument("--parallelism", type=int, default=1, metavar="N", help="local measurement workers")
     g.add_argument("--worker-mode", choices=("thread", "process"), default="thread",
                    help="threads (subprocess/GPU objectives) or processes (CPU-bound Python objectives)")
+    g.add_argument("--batch", type=int, default=1, metavar="N",
+                   help="with one local worker, propose and claim N fast trials at a time (default 1)")
     g.add_argument("--trial-limit", type=float, metavar="SEC", help="seconds one trial may take")
     g.add_argument("--busy-timeout", type=float, default=30.0, metavar="SEC",
                    help="seconds a database write waits for a lock (default 30)")
@@ -61,7 +63,7 @@ def settings_from_args(ns: argparse.Namespace) -> RunSettings:
         seed=ns.seed, seed_configurations=list(ns.seed_configuration or []), results_log=ns.results_log,
         report_dir=ns.report, quiet=ns.quiet, trial_limit=getattr(ns, "trial_limit", None),
         worker_mode=getattr(ns, "worker_mode", "thread"),
-        busy_timeout=getattr(ns, "busy_timeout", 30.0), heartbeat_timeout=getattr(ns, "heartbeat_timeout", 30.0),
+        batch=getattr(ns, "batch", 1), busy_timeout=getattr(ns, "busy_timeout", 30.0), heartbeat_timeout=getattr(ns, "heartbeat_timeout", 30.0),
     )
 
 

@@ -30,7 +30,9 @@ class RunSettings:
 
     ``busy_timeout`` is how long a database write waits for a lock;
     ``heartbeat_timeout`` is how long a RUNNING request may go without a
-    heartbeat before it is handed to another worker.
+    heartbeat before it is handed to another worker. ``batch`` > 1 lets the
+    single same-thread worker propose and claim that many fast trials at once
+    (fewer transactions; the technique then sees results up to batch-1 late).
     ``test_limit`` counts unique evaluations (duplicates answered from the
     database do not count); ``stop_after`` is wall-clock seconds; ``target``
     stops the run once the objective value (lower-is-better scalar) reaches it.
@@ -53,6 +55,7 @@ class RunSettings:
     worker_mode: str = "thread"
     busy_timeout: float = 30.0
     heartbeat_timeout: float = 30.0
+    batch: int = 1
     technique_options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -75,6 +78,8 @@ class RunSettings:
             raise SettingsError(f"stop_after={self.stop_after!r}: must be a number of seconds >= 0")
         if self.trial_limit is not None and not self.trial_limit > 0:
             raise SettingsError(f"trial_limit={self.trial_limit!r}: must be a number of seconds > 0")
+        if not isinstance(self.batch, int) or self.batch < 1:
+            raise SettingsError(f"batch={self.batch!r}: must be an integer >= 1 (1: strictly one trial at a time)")
         for name in ("busy_timeout", "heartbeat_timeout"):
             if not getattr(self, name) > 0:
                 raise SettingsError(f"{name}={getattr(self, name)!r}: must be a number of seconds > 0")

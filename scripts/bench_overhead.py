@@ -29,7 +29,7 @@ from typing import Any
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_ours(trials: int, workdir: str, technique: str, seed: int) -> dict[str, Any]:
+def run_ours(trials: int, workdir: str, technique: str, seed: int, batch: int = 1) -> dict[str, Any]:
     """One run of ours through the standard drivers (parallelism 1, SQLite file)."""
     from ensemble import Integer, SearchSpace
     from ensemble.app import TunerApp
@@ -51,7 +51,7 @@ def run_ours(trials: int, workdir: str, technique: str, seed: int) -> dict[str, 
 
     db = os.path.join(workdir, f"ours-{time.time_ns()}.db")
     settings = RunSettings(database=f"sqlite:///{db}", test_limit=trials, technique=technique, seed=seed,
-                           quiet=True, run_name="overhead")
+                           quiet=True, run_name="overhead", batch=batch)
     # imports are not framework time per trial: load them before the clock starts
     import ensemble.progress
     import ensemble.storage  # noqa: F401
@@ -83,17 +83,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--trials", type=int, default=5000)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--technique", default="default")
+    p.add_argument("--batch", type=int, nargs="+", default=[1, 4],
+                   help="our RunSettings.batch values to measure (1: strictly sequential; 4 = OpenTuner's "
+                        "default --parallelism)")
     p.add_argument("--no-opentuner", action="store_true", help="only measure ours")
     p.add_argument("--markdown", action="store_true", help="print a table for docs/BENCHMARKS.md")
     args = p.parse_args(argv)
-    ours: list[float] = []
+    ours: dict[int, list[float]] = {b: [] for b in args.batch}
     theirs: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bench-overhead-") as workdir:
         for rep in range(args.repeats):
-            r = run_ours(args.trials, workdir, args.technique, seed=rep)
-            ours.append(per_trial_ms(r))
-            print(f"repeat {rep}: ensemble-tuner {ours[-1]:.3f} ms/trial "
-                  f"({r['measured']} measured, {r['duplicates']} duplicates, wall {r['wall']:.2f} s)", flush=True)
+            for b in args.batch:
+                r = run_ours(args.trials, workdir, args.technique, seed=rep, batch=b)
+                ours[b].append(per_trial_ms(r))
+                print(f"repeat {rep}: ensemble-tuner batch {b}: {ours[b][-1]:.3f} ms/trial "
+                      f"({r['measured']} measured, {r['duplicates']} duplicates, wall {r['wall']:.2f} s)",
+                      flush=True)
             if not args.no_opentuner:
                 try:
                     o = run_opentuner(args.trials, workdir, seed=rep)
@@ -104,16 +109,23 @@ def main(argv: list[str] | None = None) -> int:
                 theirs.append(per_trial_ms(o))
                 print(f"repeat {rep}: OpenTuner 0.8.8 {theirs[-1]:.3f} ms/trial "
                       f"({o['measured']} measured, wall {o['wall']:.2f} s)", flush=True)
-    mo = statistics.median(ours)
-    print(f"median framework time per trial: ensemble-tuner {mo:.3f} ms")
-    if theirs:
-        mt = statistics.median(theirs)
-        print(f"median framework time per trial: OpenTuner 0.8.8 {mt:.3f} ms; ratio OpenTuner/ours {mt / mo:.1f}x")
+    mt = statistics.median(theirs) if theirs else None
+    for b, xs in ours.items():
+        mo = statistics.median(xs)
+        line = f"median framework time per trial: ensemble-tuner batch {b}: {mo:.3f} ms"
+        if mt is not None:
+            line += f"; OpenTuner 0.8.8 {mt:.3f} ms; ratio OpenTuner/ours {mt / mo:.1f}x"
+        print(line)
     if args.markdown:
-        print(f"\n| tuner | framework ms/trial (median of {args.repeats}) | runs |\n|---|---|---|")
-        print(f"| ensemble-tuner ({args.technique}) | {mo:.3f} | {', '.join(f'{x:.3f}' for x in ours)} |")
+        print(f"\n| tuner | framework ms/trial (median of {args.repeats}) | ratio OpenTuner/this | runs |")
+        print("|---|---|---|---|")
+        for b, xs in ours.items():
+            mo = statistics.median(xs)
+            ratio = f"{mt / mo:.1f}x" if mt is not None else "-"
+            print(f"| ensemble-tuner, {args.technique}, batch {b} | {mo:.3f} | {ratio} | "
+                  f"{', '.join(f'{x:.3f}' for x in xs)} |")
         if theirs:
-            print(f"| OpenTuner 0.8.8 (default) | {statistics.median(theirs):.3f} | "
+            print(f"| OpenTuner 0.8.8, default (AUC bandit, --parallelism 4) | {mt:.3f} | 1.0x | "
                   f"{', '.join(f'{x:.3f}' for x in theirs)} |")
         print(f"\nmachine: {platform.node()} {platform.machine()}, {os.cpu_count()} CPUs, "
               f"load average {os.getloadavg()[0]:.1f} at the end; Python {platform.python_version()}")

@@ -30,11 +30,7 @@ __all__ = ["TuneResult", "open_run", "run_app", "serve_worker"]
 
 _log = logging.getLogger("ensemble.driver")
 
-#: requests proposed and claimed together by the one same-thread worker: a
-#: batch of 4 (OpenTuner's default --parallelism) shares one insert and one
-#: claim transaction; every result is still committed on its own.
-SAME_THREAD_QUEUE = 4
-#: trials shorter than this (seconds) are "fast" and batched
+#: with RunSettings.batch > 1, only trials shorter than this (seconds) are batched
 FAST_TRIAL_S = 0.05
 
 
@@ -275,9 +271,9 @@ def _loop(app: Any, app_ref: str, app_argv: list[str], storage: Any, run_id: int
         idle = 0.001
         try:
             while True:
-                # fast trials: propose and claim in batches; slow ones: one at a
-                # time, so the technique sees every result before it proposes again
-                batch = SAME_THREAD_QUEUE if worker.last_elapsed < FAST_TRIAL_S else 1
+                # by default one trial at a time, so the technique sees every result
+                # before it proposes again; --batch N groups fast trials (fewer transactions)
+                batch = settings.batch if worker.last_elapsed < FAST_TRIAL_S else 1
                 search.queue_depth = batch
                 search.step()
                 if search.done:
@@ -292,7 +288,7 @@ def _loop(app: Any, app_ref: str, app_argv: list[str], storage: Any, run_id: int
                     idle = min(0.05, idle * 2)
                 progress.update(search.status)
         finally:
-            # requests claimed ahead are measured, not left RUNNING (at most SAME_THREAD_QUEUE - 1)
+            # requests claimed ahead are measured, not left RUNNING (at most batch - 1)
             while worker.held:
                 worker.work_one()
                 if worker.last is not None:

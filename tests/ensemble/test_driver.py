@@ -140,3 +140,15 @@ def test_trial_over_its_limit_is_a_timeout(tmp_path):
     rows = {r.config["x"]: r for r in st.trials(st.get_run("t").id)}
     assert rows[1].state == "TIMEOUT" and "limit" in rows[1].reason and rows[1].limit_s == 0.05
     assert rows[7].state == "OK" and res.failures == 1
+
+
+def test_batch_mode_measures_each_request_once_and_leaves_nothing_running(tmp_path):
+    app = QuadApp(hi=50)
+    res = run_app(app, RunSettings(database=db_url(tmp_path), run_name="b", test_limit=50, target=30.0, batch=4,
+                                   seed=6, quiet=True), technique=TinyRandom(seed=6))
+    st = Storage(db_url(tmp_path))
+    counts = st.counts(st.get_run("b").id)
+    assert counts["RUNNING"] == 0 and counts["measured"] == app.calls == res.evaluations
+    assert res.evaluations <= 50
+    claimed = [r.claimed_at for r in st.trials(st.get_run("b").id) if not r.duplicate]
+    assert len(set(claimed)) < len(claimed)          # several requests shared one claim
