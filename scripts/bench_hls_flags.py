@@ -24,7 +24,7 @@ REPORTED = ("cost", "fmax_mhz", "wct", "luts", "ffs", "carry", "bram", "dsp", "p
 
 
 def bench(designs: list[str], scenarios: list[str], test_limit: int, seed: int, database: str,
-          technique: str) -> list[dict[str, Any]]:
+          technique: str, trial_limit: float) -> list[dict[str, Any]]:
     from apps.hls_flags.app import HlsFlagsApp
     from ensemble.driver.local import run_app
     from ensemble.settings import RunSettings
@@ -38,7 +38,7 @@ def bench(designs: list[str], scenarios: list[str], test_limit: int, seed: int, 
                 app.evaluator._baseline = baseline  # one default measurement per design
             t0 = time.monotonic()
             settings = RunSettings(test_limit=test_limit, database=database, seed=seed, quiet=True,
-                                   technique=technique, run_name=f"hls-{d}-{s}-{int(time.time())}")
+                                   technique=technique, trial_limit=trial_limit, run_name=f"hls-{d}-{s}-{int(time.time())}")
             result = run_app(app, settings)
             if result.best_config is None:
                 raise RuntimeError(f"{d}/{s}: no successful flow run in the budget")
@@ -65,8 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--designs", nargs="*", default=list(DESIGNS))
     p.add_argument("--scenarios", nargs="*", default=list(SCENARIOS))
-    p.add_argument("--test-limit", type=int, default=12)
+    p.add_argument("--test-limit", type=int, default=10)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--trial-limit", type=float, default=90.0, help="seconds per flow run (TIMEOUT beyond)")
     p.add_argument("--technique", default="default")
     p.add_argument("--database", default="sqlite:///.bench/hls_flags.db")
     p.add_argument("--json", default=".bench/hls_flags.json")
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(".bench", exist_ok=True)
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {platform.node()} "
           f"({os.cpu_count()} CPUs), test_limit={ns.test_limit}, technique={ns.technique}")
-    rows = bench(ns.designs, ns.scenarios, ns.test_limit, ns.seed, ns.database, ns.technique)
+    rows = bench(ns.designs, ns.scenarios, ns.test_limit, ns.seed, ns.database, ns.technique, ns.trial_limit)
     with open(ns.json, "w") as f:
         json.dump(rows, f, indent=1)
     return 0

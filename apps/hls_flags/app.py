@@ -57,4 +57,4 @@ class HlsFlagsApp(TunerApp):
         return [self.evaluator.flags.default_config()]
 
     def run(self, config: dict[str, Any], limit: float | None) -> Any:
-        return self.evaluator.evaluate(config).to_result()
+        return self.evaluator.evaluate(config, limit).to_result()

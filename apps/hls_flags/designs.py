@@ -29,8 +29,8 @@ class Design:
 
 
 DESIGNS: dict[str, Design] = {d.name: d for d in (
-    # 6 coefficient loads + 1024 samples at one per cycle + 2 cycles of output latency
-    Design("fir", "fir.v", "fir", 6 + 1024 + 2, "6-tap FIR, 8-bit, programmable coefficients (multipliers)"),
+    # 4 coefficient loads + 1024 samples at one per cycle + 2 cycles of output latency
+    Design("fir", "fir.v", "fir", 4 + 1024 + 2, "4-tap FIR, 8-bit, programmable coefficients (multipliers)"),
     # a 64x64 frame, one pixel per cycle, + 2-line fill + 5-stage pipeline
     Design("stencil", "stencil.v", "stencil", 64 * 64 + 2 * 64 + 5, "3x3 blur over 64-wide stream, 2 line buffers"),
     # 4096 bytes at one byte per cycle + 1 cycle to read the result

@@ -35,14 +35,15 @@ class HlsEvaluator:
         self._lock = threading.Lock()
         self._baseline: FlowResult | None = None
 
-    def flow(self, config: dict[str, Any]) -> FlowResult:
+    def flow(self, config: dict[str, Any], limit: float | None = None) -> FlowResult:
         self.flags.render(config)  # validates, dependencies included
         y = self.yosys_flags.render({k: config[k] for k in self.yosys_flags.names})
         p = self.nextpnr_flags.render({k: config[k] for k in self.nextpnr_flags.names})
         with self._lock:
             sub = f"{self.workdir}/{next(self._counter)}"
         try:
-            return run_flow(self.design, y, p, sub, device=self.device, icepack=self.icepack, timeout=self.timeout)
+            timeout = min(limit, self.timeout) if limit else self.timeout
+            return run_flow(self.design, y, p, sub, device=self.device, icepack=self.icepack, timeout=timeout)
         finally:
             shutil.rmtree(sub, ignore_errors=True)
 
@@ -66,8 +67,9 @@ class HlsEvaluator:
         seconds = res.metrics["cycles"] / (res.metrics["fmax_mhz"] * 1e6)
         return Evaluation("OK", time=seconds, times=[seconds], metrics=metrics)
 
-    def evaluate(self, config: dict[str, Any]) -> Evaluation:
-        return self.score(self.flow(config))
+    def evaluate(self, config: dict[str, Any], limit: float | None = None) -> Evaluation:
+        """Flow + cost; ``limit`` (seconds) bounds the whole flow (TIMEOUT beyond it)."""
+        return self.score(self.flow(config, limit))
 
     def close(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)

@@ -1,4 +1,4 @@
-// 6-tap transposed-form FIR filter, 8-bit samples, programmable 8-bit
+// 4-tap transposed-form FIR filter, 8-bit samples, programmable 8-bit
 // coefficients shifted in through the sample port while coef_load is high (so the multipliers are
 // real multipliers that -dsp can map to SB_MAC16).  One sample per cycle,
 // output latency 2 cycles.  Written for ensemble-tuner.
@@ -11,7 +11,7 @@ module fir (
     output reg                out_valid,
     output reg  signed [11:0] result
 );
-    localparam TAPS = 6;
+    localparam TAPS = 4;
     reg signed [7:0]  coef [0:TAPS-1];
     reg signed [18:0] acc  [0:TAPS-1];
     reg signed [7:0]  x;
