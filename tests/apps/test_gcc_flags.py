@@ -90,3 +90,20 @@ def test_list_programs(capsys) -> None:
     assert main(["--list"]) == 0
     out = capsys.readouterr().out
     assert {"matmul", "stencil3d", "sort", "kahan"} <= {line.split()[0] for line in out.splitlines()}
+
+
+def test_tune_small_budget_end_to_end(tmp_path) -> None:
+    """A real tuning run through the drivers: seeds first, every build checked."""
+    from apps.gcc_flags.app import GccFlagsApp
+    from ensemble.driver.local import run_app
+    from ensemble.registry import create_technique
+    from ensemble.settings import RunSettings
+
+    app = GccFlagsApp(program="kahan", size=20000, repeats=1)
+    settings = RunSettings(test_limit=6, database=f"sqlite:///{tmp_path / 'g.db'}", seed=2, quiet=True)
+    result = run_app(app, settings, technique=create_technique("Random", seed=2))
+    assert result.evaluations == 6
+    assert result.best_config is not None and app.evaluator.flags.is_valid(result.best_config)
+    best = app.evaluator.evaluate(result.best_config)
+    assert best.state == "OK"  # the best configuration's output matches -O2
+    app.evaluator.close()
