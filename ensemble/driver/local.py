@@ -293,6 +293,7 @@ def _loop(app: Any, app_ref: str, app_argv: list[str], storage: Any, run_id: int
                 worker.work_one()
                 if worker.last is not None:
                     search.record_local(*worker.last, worker.worker)
+            worker.close()
     wake = threading.Event()
     stop = threading.Event()
     threads: list[threading.Thread] = []

@@ -177,6 +177,10 @@ class MeasurementDriver:
         if self._on_finish is not None:
             self._on_finish()
 
+    def close(self) -> None:
+        """Stop the heartbeat thread (serve() does this itself)."""
+        self._heartbeat.close()
+
     def search_done(self) -> bool:
         state = self.storage.get_state(self.run_id, "search")
         return bool(state and state.get("done"))
