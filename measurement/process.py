@@ -27,10 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
-try:
-    from ensemble.errors import ConfigurationError
-except ImportError:  # pragma: no cover - until ensemble.errors lands
-    ConfigurationError = ValueError  # type: ignore[misc,assignment]
+from ensemble.errors import ConfigurationError
 
 __all__ = ["CommandOutcome", "CommandState", "run_command"]
 

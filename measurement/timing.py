@@ -19,10 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-try:
-    from ensemble.errors import ConfigurationError
-except ImportError:  # pragma: no cover - until ensemble.errors lands
-    ConfigurationError = ValueError  # type: ignore[misc,assignment]
+from ensemble.errors import ConfigurationError
 
 __all__ = ["TimingSummary", "repeat", "summarize"]
 
