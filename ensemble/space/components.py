@@ -9,13 +9,13 @@ the whole space is the Cartesian product of the components' valid sets, so
 * uniform valid sampling is independent uniform sampling per component, and
 * the nearest valid neighbour is found component by component.
 
-A component whose grid is small enough is enumerated exactly by a join:
-parameters are added one at a time and every constraint is checked (as a
-NumPy array expression, or point by point for callables) as soon as the
-parameters it reads are all assigned, so invalid partial assignments are
-pruned before they are multiplied by the next parameter's values.  Larger
-components fall back to a depth-first sequential sampler with the same
-pruning, then to bounded rejection.
+A component is enumerated exactly by a join: parameters are added one at a
+time, every constraint is checked (as a NumPy array expression, or point by
+point for callables) as soon as the parameters it reads are all assigned, and
+constraints still waiting for parameters prune partial rows that interval
+bounds prove hopeless (:mod:`ensemble.space.interval`), so invalid partial
+assignments are dropped before they are multiplied by the next parameter's
+values.  Components whose join is too large use :mod:`ensemble.space.fallback`.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ensemble.errors import InfeasibleSpaceError
+from ensemble.space import fallback
 from ensemble.space.constraints import Constraint
 from ensemble.space.interval import certainly_false
 from ensemble.space.params import DiscreteParameter, Parameter
@@ -35,18 +36,10 @@ __all__ = ["Component", "split_components", "value_array"]
 
 #: grids up to this many points are enumerated once and cached for sampling/repair
 TABLE_LIMIT = 2_000_000
-#: node budget of one depth-first sampling attempt
-DFS_BUDGET = 20_000
-#: random index rows tried by vectorised rejection before depth-first search
-BATCH_DRAWS = 1_000_000
-#: the same when a constraint must be evaluated point by point (callables)
-SCALAR_DRAWS = 50_000
 #: parameters with more values than this (huge ranges, long permutations) are never tabulated
 PARAM_LIMIT = 1_000_000
 #: a join gives up after this many candidate rows per row it may keep
 WORK_FACTOR = 20
-#: partial rows kept per step by the randomised join used for huge components
-BEAM_WIDTH = 20_000
 #: tables built implicitly for components with callables (each row is a Python call)
 SCALAR_TABLE_LIMIT = 100_000
 _BLOCK = 1 << 20
@@ -202,30 +195,6 @@ class Component:
         )
         return self._filter(full, j)
 
-    def _beam(
-        self, rng: np.random.Generator, n: int, width: int = BEAM_WIDTH
-    ) -> np.ndarray:
-        """Valid rows by a randomised join: each step keeps at most ``width`` random extensions.
-
-        Not uniform, but it applies the same pruning as :meth:`table` and finds
-        valid points in components far too large to tabulate.
-        """
-        cards = self._cards()
-        rows = np.zeros((1, 0), dtype=np.int64)
-        for j, card in enumerate(cards):
-            m = rows.shape[0]
-            if m == 0:
-                break
-            if m * card <= width:
-                rows = self._extend(rows, j, card)
-                continue
-            pick = rng.integers(m, size=width)
-            vals = rng.integers(card, size=width)
-            rows = self._filter(np.concatenate([rows[pick], vals[:, None]], axis=1), j)
-        if rows.shape[0] == 0:
-            return rows.reshape(0, len(cards))
-        return rows[rng.integers(rows.shape[0], size=n)]
-
     def _prune(self, c: Constraint, rows: np.ndarray, j: int) -> np.ndarray:
         """Rows (params 0..j assigned) for which ``c`` certainly fails whatever comes next."""
         assert self._values is not None and c.expression is not None
@@ -316,7 +285,7 @@ class Component:
             if t.shape[0] == 0:
                 raise self.infeasible()
             return self._draw(t, rng, n)
-        return self._sample_search(rng, n)
+        return fallback.sample_search(self, rng, n)
 
     def _draw(
         self, t: np.ndarray, rng: np.random.Generator, n: int
@@ -325,10 +294,6 @@ class Component:
         if n == 1:  # the common case (one proposal at a time): skip array overheads
             return [self.decode(t[int(rng.integers(t.shape[0]))].tolist())]
         return [self.decode(r) for r in t[rng.integers(t.shape[0], size=n)].tolist()]
-
-    def _random_rows(self, rng: np.random.Generator, m: int) -> np.ndarray:
-        cards = [p.cardinality for p in self.params]  # type: ignore[attr-defined]
-        return np.stack([rng.integers(c, size=m) for c in cards], axis=1)
 
     def valid_rows(self, rows: np.ndarray) -> np.ndarray:
         """Bool mask: which index rows meet every constraint (vectorised)."""
@@ -341,128 +306,9 @@ class Component:
                 ok[live] = self._mask(c, rows[live])
         return ok
 
-    def _sample_batches(self, rng: np.random.Generator, n: int) -> list[dict[str, Any]]:
-        """Uniform valid samples by vectorised rejection over this component only."""
-        got: list[np.ndarray] = []
-        have, drawn = 0, 0
-        batch = max(4 * n, 1024)
-        cap = BATCH_DRAWS if self._vectorised else SCALAR_DRAWS
-        while have < n and drawn < cap:
-            rows = self._random_rows(rng, batch)
-            drawn += batch
-            good = rows[self.valid_rows(rows)]
-            got.append(good)
-            have += good.shape[0]
-            if drawn >= 1 << 16 and (n - have) * drawn > (cap - drawn) * max(have, 1):
-                break  # at this acceptance rate the cap cannot be met: leave it to the beam
-            if have == 0:
-                batch = min(batch * 4, 1 << 16)
-            else:  # aim the next batch at what is still missing
-                rate = have / drawn
-                batch = int(min(max((n - have) / rate * 1.2, 256), 1 << 16))
-        if have == 0:
-            return []
-        allrows = np.concatenate(got)[:n]
-        return [self.decode(r) for r in allrows]
-
     def _lazy_limit(self) -> int:
         """Table size worth building implicitly (sample/repair), not asked for by the user."""
         return TABLE_LIMIT if self._vectorised else SCALAR_TABLE_LIMIT
-
-    def _draw_cap(self) -> int:
-        if not self.discrete:
-            return DFS_BUDGET
-        return BATCH_DRAWS if self._vectorised else SCALAR_DRAWS
-
-    def _sample_search(
-        self, rng: np.random.Generator, n: int = 1
-    ) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        if self.discrete:
-            out = self._sample_batches(rng, n)
-            width = BEAM_WIDTH if self._vectorised else BEAM_WIDTH // 10
-            for _ in range(3):
-                if len(out) >= n:
-                    break
-                rows = self._beam(rng, n - len(out), width)
-                out.extend(self.decode(r) for r in rows)
-        failures = 0
-        while len(out) < n and failures < 3:
-            got = self._dfs(rng, prefer=None)
-            if got is None:
-                failures += 1
-            else:
-                out.append(got)
-        if not self.discrete:
-            for _ in range(DFS_BUDGET):
-                if len(out) >= n:
-                    break
-                cand = {p.name: p.sample(rng) for p in self.params}
-                if self.holds(cand):
-                    out.append(cand)
-        if len(out) < n:
-            raise InfeasibleSpaceError(
-                f"could not find a configuration of {', '.join(self.names)} meeting "
-                + "; ".join(repr(c.label) for c in self.constraints)
-                + f" (random draws: {self._draw_cap()}, then "
-                "depth-first search with pruning); the constraints may be infeasible or very "
-                "tight: relax them, or give names=[...] to callable constraints so the space "
-                "can be split into independent parts"
-            )
-        return out
-
-    def _candidates(self, j: int, rng: np.random.Generator, prefer: Any) -> list[Any]:
-        p = self.params[j]
-        if isinstance(p, DiscreteParameter) and p.cardinality <= 64:
-            idx: Any = rng.permutation(p.cardinality)
-            if prefer is not None and p.is_legal(prefer):
-                i0 = p.index_of(prefer)
-                idx = sorted(
-                    idx, key=lambda i: abs(int(i) - i0)
-                )  # stable: random among ties
-            return [p.value_at(int(i)) for i in idx]
-        k = 16
-        vals = [p.sample(rng) for _ in range(k)]
-        if prefer is not None and p.is_legal(prefer):
-            x0 = np.asarray(p.to_unit(prefer))
-            scale = 0.05
-            near = []
-            for _ in range(k):
-                near.append(
-                    p.from_unit(np.clip(x0 + rng.normal(0, scale, x0.shape), 0, 1))
-                )
-                scale *= 1.5
-            vals = [prefer] + near + vals
-        return vals
-
-    def _dfs(
-        self, rng: np.random.Generator, prefer: dict[str, Any] | None
-    ) -> dict[str, Any] | None:
-        """Depth-first assignment with pruning; None when the node budget runs out."""
-        budget = [DFS_BUDGET]
-        assignment: dict[str, Any] = {}
-
-        def go(j: int) -> bool:
-            if j == len(self.params):
-                return True
-            name = self.names[j]
-            for v in self._candidates(
-                j, rng, None if prefer is None else prefer.get(name)
-            ):
-                budget[0] -= 1
-                if budget[0] < 0:
-                    return False
-                assignment[name] = v
-                if all(c.holds(assignment) for c in self._due[j]) and go(j + 1):
-                    return True
-            assignment.pop(name, None)
-            return False
-
-        try:
-            ok = go(0)
-        except RecursionError:  # pragma: no cover - components of > 900 parameters
-            return None
-        return dict(assignment) if ok else None
 
     # --- repair ------------------------------------------------------------
     def nearest(
@@ -488,41 +334,11 @@ class Component:
             best = np.flatnonzero(dist == dist.min())
             return self.decode(t[int(rng.choice(best))])
         if self.discrete:
-            got = self._nearest_local(current, rng)
+            got = fallback.nearest_local(self, current, rng)
             if got is not None:
                 return got
-        got = self._dfs(rng, prefer=current)
-        return got if got is not None else self._sample_search(rng, 1)[0]
-
-    def _nearest_local(
-        self, current: dict[str, Any], rng: np.random.Generator
-    ) -> dict[str, Any] | None:
-        """Nearest valid point among perturbations of ``current`` of growing radius."""
-        cards = np.array([p.cardinality for p in self.params], dtype=np.int64)  # type: ignore[attr-defined]
-        here = np.array(
-            [
-                p.index_of(current[p.name]) if p.is_legal(current.get(p.name)) else 0  # type: ignore[attr-defined]
-                for p in self.params
-            ],
-            dtype=np.int64,
-        )
-        scale = np.maximum(cards - 1, 1).astype(float)
-        k = len(self.params)
-        m = 4096
-        for radius in (1, 2, 4, 8, 16, 64, 1 << 20):
-            # change a random subset of coordinates (about 1-3 of them) by up to +-radius
-            change = rng.random((m, k)) < min(1.0, 2.0 / k)
-            change[np.arange(m), rng.integers(k, size=m)] = True
-            step = rng.integers(-radius, radius + 1, size=(m, k))
-            rows = np.clip(
-                here[None, :] + np.where(change, step, 0), 0, cards[None, :] - 1
-            )
-            good = rows[self.valid_rows(rows)]
-            if good.shape[0]:
-                dist = (np.abs(good - here[None, :]) / scale).sum(axis=1)
-                best = np.flatnonzero(dist == dist.min())
-                return self.decode(good[int(rng.choice(best))])
-        return None
+        got = fallback.dfs(self, rng, prefer=current)
+        return got if got is not None else fallback.sample_search(self, rng, 1)[0]
 
 
 def split_components(

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ensemble import Integer, SearchSpace
+from ensemble.space import fallback
 
 
 def digit_sum_count(k: int, total: int) -> int:
@@ -91,7 +92,7 @@ def test_beam_finds_valid_points_when_the_table_is_too_large():
     s.require("x0 * x1 * x2 * x3 * x4 * x5 == 0 or x0 + x1 + x2 + x3 + x4 + x5 <= 12")
     comp = s._comps()[0]
     assert comp.table(limit=10**4) is None  # too many survivors for this limit
-    rows = comp._beam(np.random.default_rng(0), 50)
+    rows = fallback.beam(comp, np.random.default_rng(0), 50)
     assert rows.shape == (50, 6)
     for r in rows:
         assert s.is_valid(comp.decode(r))
