@@ -50,6 +50,7 @@ EXCLUDED_FLAG_PREFIXES: tuple[str, ...] = (
     "-fexcess-precision", "-fzero-call-used-regs", "-ftrapv", "-fcx-",
     "-fsched-",  # selective scheduler knobs: huge, rarely matter on x86
     "-fselective-scheduling",
+    "-fopt-info", "-fsave-optimization-record",  # reports, not optimisations
 )
 
 EXCLUDED_PARAM_PREFIXES: tuple[str, ...] = (

@@ -4,7 +4,20 @@ from __future__ import annotations
 
 import sys
 
+from typing import Any
+
+from apps.flags.report import main_with_summary, summarize
 from apps.hls_flags.app import HlsFlagsApp, list_designs
+
+
+def _summary(app: Any, result: Any) -> None:
+    summarize(app, result, [("default", app.seed_configurations()[0])], unit="(cost)")
+    if result.best_config is not None:
+        best = app.evaluator.evaluate(result.best_config).metrics  # deterministic flow: re-run for metrics
+        base = app.evaluator.baseline().metrics
+        print("best / default per metric: " + ", ".join(
+            f"{k} {best[k] / base[k]:.2f}" if base[k] else f"{k} 0->{best[k]:g}"
+            for k in ("fmax_mhz", "wct", "luts", "ffs", "carry", "bram", "dsp", "pins")))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -12,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     if "--list" in args:
         print(list_designs())
         return 0
-    return HlsFlagsApp.main(args)
+    return main_with_summary(HlsFlagsApp, args, _summary)
 
 
 if __name__ == "__main__":
