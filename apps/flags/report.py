@@ -65,7 +65,7 @@ def main_with_summary(app_class: type, argv: list[str],
 
     run_parsed = getattr(cli, "_run_parsed", None)
     if run_parsed is None:
-        return int(app_class.main(argv))
+        return int(app_class.main(argv))  # type: ignore[attr-defined]
 
     def run_and_summarize(app: Any, settings: Any, **kw: Any) -> Any:
         result = run_app(app, settings, **kw)
@@ -78,7 +78,7 @@ def main_with_summary(app_class: type, argv: list[str],
     parser = argparse.ArgumentParser(prog=app_class.__name__,
                                      description=(app_class.__doc__ or "").strip().split("\n")[0] or None)
     cli.add_standard_arguments(parser)
-    app_class.add_arguments(parser)
+    app_class.add_arguments(parser)  # type: ignore[attr-defined]
     ns = parser.parse_args(argv)
     return int(run_parsed(app_class, ns, argv, lambda: build_app(app_class, argv), app_reference,
                           run_and_summarize))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-
 from typing import Any
 
 from apps.flags.report import main_with_summary, summarize
