@@ -111,6 +111,24 @@ def test_per_rank_search_island_ga_migrates_over_mpi(tmp_path: Path) -> None:
     assert res[0]["best_value"] == pytest.approx(best_db)
 
 
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_app_main_under_mpirun_prints_once(tmp_path: Path) -> None:
+    """The user's path: ``mpirun -n 3 python myapp.py --test-limit ...`` (TunerApp.main)."""
+    _need_mpi()
+    db = tmp_path / "main.db"
+    proc = _launch(db, tmp_path / "unused.json", "--limit", "30", "--via-main")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    workers = {w.rsplit(":", 1)[-1] for (w,) in _rows(
+        db, "SELECT DISTINCT worker FROM requests WHERE state = 'OK' AND duplicate = 0")}
+    assert workers == {"rank0", "rank1", "rank2"}
+    assert all(n == 1 for _, n in _measured_per_config(db))
+    best_db = _rows(db, "SELECT MIN(value) FROM results WHERE state = 'OK'")[0][0]
+    printed = [line for line in proc.stdout.splitlines() if line.strip()]
+    assert printed and any(f"{best_db:g}" in line for line in printed)   # rank 0 printed the best
+    assert len(_rows(db, "SELECT id FROM runs")) == 1
+
+
 def _main(argv: list[str]) -> None:
     import argparse
 
@@ -127,6 +145,7 @@ def _main(argv: list[str]) -> None:
     ap.add_argument("--kill-after", type=int, default=0)
     ap.add_argument("--sleep", type=float, default=0.02)
     ap.add_argument("--island-log", action="store_true")
+    ap.add_argument("--via-main", action="store_true")
     ns = ap.parse_args(argv)
     info = detect()
     rank = info.rank if info else 0
@@ -144,6 +163,10 @@ def _main(argv: list[str]) -> None:
             time.sleep(ns.sleep)
             return float((config["x"] - 11) ** 2 + (config["y"] - 4) ** 2 + 1)
 
+    if ns.via_main:
+        status = Bowl.main(["--database", f"sqlite:///{ns.db}", "--run-name", "via-main", "--technique",
+                            "IslandGA", "--test-limit", str(ns.limit), "--seed", "5", "--quiet"])
+        raise SystemExit(status)
     settings = RunSettings(technique="IslandGA", database=f"sqlite:///{ns.db}", run_name="mpi-test",
                            test_limit=ns.limit, seed=5, resume=ns.resume, quiet=True)
     technique = None
