@@ -96,22 +96,20 @@ class Component:
         self._vectorised = all(c.expression is not None for c in constraints)
         # expression constraints that can prune partial rows right after parameter j
         self._touch: list[list[Constraint]] = [[] for _ in params]
-        self._ranges: list[tuple[float, float]] = []
+        self._ranges: list[tuple[float, float] | None] = []
         if self._values is not None:
             for arr in self._values:
                 num = arr.dtype.kind in "iufb" and arr.size > 0
                 a = arr.astype(float) if num else None
                 self._ranges.append(
-                    (float(a.min()), float(a.max()))
-                    if a is not None
-                    else (-math.inf, math.inf)
+                    (float(a.min()), float(a.max())) if a is not None else None
                 )
             for c in constraints:
                 if c.expression is None:
                     continue
                 last = max(pos[n] for n in c.names)
                 for n in c.names:
-                    if pos[n] < last and self._values[pos[n]].dtype.kind in "iufb":
+                    if pos[n] < last and self._values[pos[n]].dtype.kind in "iufbU":
                         self._touch[pos[n]].append(c)
 
     # --- exact enumeration -------------------------------------------------
@@ -203,7 +201,7 @@ class Component:
             i = self._pos[name]
             if i <= j:
                 exact[name] = self._values[i][rows[:, i]]
-            else:
+            else:  # None for non-numeric values: the bound is "anything"
                 ranges[name] = self._ranges[i]
         return certainly_false(c.expression.tree, exact, ranges, rows.shape[0])
 
@@ -319,20 +317,20 @@ class Component:
         if t is not None:
             if t.shape[0] == 0:
                 raise self.infeasible()
-            here = []
-            for p in self.params:
+            # distance column by column through a per-value lookup table: no float
+            # copy of the table, one gather per parameter
+            dist = np.zeros(t.shape[0], dtype=np.float64)
+            for j, p in enumerate(self.params):
                 assert isinstance(p, DiscreteParameter)
                 v = current.get(p.name)
-                here.append(p.index_of(v) if p.is_legal(v) else -p.cardinality)
-            spans = [max(p.cardinality - 1, 1) for p in self.params]  # type: ignore[attr-defined]
-            scale = np.asarray(spans, dtype=np.float64)
-            d = (
-                np.abs(t.astype(np.int64) - np.array(here)[None, :]).astype(float)
-                / scale
-            )
-            dist = d.sum(axis=1)
-            best = np.flatnonzero(dist == dist.min())
-            return self.decode(t[int(rng.choice(best))])
+                here = p.index_of(v) if p.is_legal(v) else -p.cardinality
+                span = max(p.cardinality - 1, 1)
+                lut = np.abs(np.arange(p.cardinality) - here) / span
+                dist += lut[t[:, j]]
+            low = dist.min()
+            # equal true distances may differ in the last bits: compare with a tolerance
+            best = np.flatnonzero(dist <= low + 1e-12 * max(1.0, low))
+            return self.decode(t[int(rng.choice(best))].tolist())
         if self.discrete:
             got = fallback.nearest_local(self, current, rng)
             if got is not None:
@@ -367,7 +365,10 @@ def split_components(
         if not c.names:
             continue
         by_root.setdefault(find(c.names[0]), []).append(c)
-    comps = [Component(ps, by_root.get(root, [])) for root, ps in groups.items()]
+    comps = [
+        Component(join_order(ps, by_root.get(root, [])), by_root.get(root, []))
+        for root, ps in groups.items()
+    ]
     for c in constraints:
         if not c.names and not c.holds({}):
             raise InfeasibleSpaceError(
@@ -375,3 +376,38 @@ def split_components(
                 "always false; remove it or fix it"
             )
     return comps
+
+
+def join_order(
+    params: list[Parameter], constraints: list[Constraint]
+) -> list[Parameter]:
+    """Order parameters so constraints complete early in the join (greedy).
+
+    Each step takes the parameter that completes the most constraints, then the
+    one sharing the most constraints with those already placed, then the one in
+    the most constraints, then the smallest; ties keep the space's order.  Early
+    completion prunes partial rows before they multiply, which keeps the join
+    small (the same idea as a min-degree elimination order).
+    """
+    if len(params) <= 2 or not constraints:
+        return list(params)
+    sets = [set(c.names) for c in constraints]
+    degree = {p.name: sum(p.name in cs for cs in sets) for p in params}
+    placed: set[str] = set()
+    order: list[Parameter] = []
+    remaining = list(params)
+    while remaining:
+
+        def key(ip: tuple[int, Parameter]) -> tuple[int, int, int, float, int]:
+            i, p = ip
+            done = placed | {p.name}
+            completes = sum(1 for cs in sets if p.name in cs and cs <= done)
+            touches = sum(1 for cs in sets if p.name in cs and cs & placed)
+            card = getattr(p, "cardinality", math.inf)
+            return (completes, touches, degree[p.name], -card, -i)
+
+        _, best = max(enumerate(remaining), key=key)
+        order.append(best)
+        placed.add(best.name)
+        remaining.remove(best)
+    return order

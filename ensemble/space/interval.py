@@ -10,13 +10,16 @@ returns an interval that contains all results of all completions.  A
 comparison whose intervals cannot satisfy it is certainly false, so the
 partial row can be dropped before it is multiplied by the remaining values.
 
-The bounds are conservative: anything not understood (strings, ``in`` over
-non-numbers, possible division by zero) widens to "unknown", never prunes.
+The bounds are conservative: anything not understood (arithmetic on strings,
+unassigned non-numeric parameters, possible division by zero) widens to
+"unknown", never prunes.  Assigned strings are compared exactly with ``==``,
+``!=`` and ``in``.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,22 +35,31 @@ class _Unknown(Exception):
 # a value is ("num", lo, hi) or ("bool", maybe_true, maybe_false); arrays or scalars
 
 
+def _fold(op: Any, items: list[Any]) -> Any:
+    """Combine scalars and arrays pairwise with broadcasting (ufunc.reduce cannot mix them)."""
+    return functools.reduce(op, items)
+
+
 def _clean(lo: Any, hi: Any) -> tuple[str, Any, Any]:
     lo = np.where(np.isnan(lo), -np.inf, lo)
     hi = np.where(np.isnan(hi), np.inf, hi)
     return ("num", lo, hi)
 
 
-def _num(v: tuple[str, Any, Any]) -> tuple[Any, Any]:
+def _num(v: tuple[Any, ...]) -> tuple[Any, Any]:
     if v[0] == "num":
         return v[1], v[2]
+    if v[0] != "bool":
+        raise _Unknown  # strings / unknown values in arithmetic
     mt, mf = v[1], v[2]
     return np.where(mf, 0, 1), np.where(mt, 1, 0)
 
 
-def _bool(v: tuple[str, Any, Any]) -> tuple[Any, Any]:
+def _bool(v: tuple[Any, ...]) -> tuple[Any, Any]:
     if v[0] == "bool":
         return v[1], v[2]
+    if v[0] in ("str", "any"):
+        return np.bool_(True), np.bool_(True)
     lo, hi = v[1], v[2]
     maybe_true = (lo != 0) | (hi != 0) | (lo < 0) & (hi > 0)
     maybe_false = (lo <= 0) & (hi >= 0)
@@ -57,13 +69,14 @@ def _bool(v: tuple[str, Any, Any]) -> tuple[Any, Any]:
 def certainly_false(
     tree: ast.Expression,
     exact: Mapping[str, np.ndarray],
-    ranges: Mapping[str, tuple[float, float]],
+    ranges: Mapping[str, tuple[float, float] | None],
     n: int,
 ) -> np.ndarray:
     """Bool mask of the ``n`` partial rows for which the expression cannot hold.
 
     ``exact`` maps assigned names to their value arrays, ``ranges`` maps
-    unassigned names to (min, max) of their values.  Returns all-False when the
+    unassigned names to (min, max) of their values, or None for non-numeric
+    ones (strings are compared exactly once assigned: ``mode == 'z'``).  Returns all-False when the
     expression cannot be bounded.
     """
     try:
@@ -83,6 +96,8 @@ def _iv(
             return ("bool", np.bool_(v), np.bool_(not v))
         if isinstance(v, (int, float)):
             return ("num", float(v), float(v))
+        if isinstance(v, str):
+            return ("str", v)
         raise _Unknown
     if isinstance(node, ast.Name):
         if node.id in ("True", "False"):
@@ -90,11 +105,15 @@ def _iv(
             return ("bool", np.bool_(t), np.bool_(not t))
         if node.id in exact:
             arr = exact[node.id]
+            if arr.dtype.kind == "U":
+                return ("str", arr)
             if arr.dtype.kind not in "iufb":
-                raise _Unknown
+                return ("any",)
             a = arr.astype(float)
             return ("num", a, a)
         if node.id in ranges:
+            if ranges[node.id] is None:  # an unassigned non-numeric parameter
+                return ("any",)
             lo, hi = ranges[node.id]
             return ("num", lo, hi)
         raise _Unknown
@@ -108,11 +127,11 @@ def _iv(
     if isinstance(node, ast.BoolOp):
         parts = [_bool(_iv(v, exact, ranges)) for v in node.values]
         if isinstance(node.op, ast.And):
-            mt = np.logical_and.reduce([p[0] for p in parts])
-            mf = np.logical_or.reduce([p[1] for p in parts])
+            mt = _fold(np.logical_and, [p[0] for p in parts])
+            mf = _fold(np.logical_or, [p[1] for p in parts])
         else:
-            mt = np.logical_or.reduce([p[0] for p in parts])
-            mf = np.logical_and.reduce([p[1] for p in parts])
+            mt = _fold(np.logical_or, [p[0] for p in parts])
+            mf = _fold(np.logical_and, [p[1] for p in parts])
         return ("bool", mt, mf)
     if isinstance(node, ast.BinOp):
         return _binop(
@@ -145,11 +164,11 @@ def _binop(op: ast.operator, a: tuple[Any, Any], b: tuple[Any, Any]) -> Any:
         c = [
             np.where(np.isnan(x), 0.0, x) for x in c
         ]  # 0 * inf: the product is 0 there
-        return _clean(np.minimum.reduce(c), np.maximum.reduce(c))
+        return _clean(_fold(np.minimum, c), _fold(np.maximum, c))
     if isinstance(op, (ast.Div, ast.FloorDiv)):
         safe = (np.asarray(blo) > 0) | (np.asarray(bhi) < 0)
         c = [alo / blo, alo / bhi, ahi / blo, ahi / bhi]
-        lo, hi = np.minimum.reduce(c), np.maximum.reduce(c)
+        lo, hi = _fold(np.minimum, c), _fold(np.maximum, c)
         if isinstance(op, ast.FloorDiv):
             lo, hi = np.floor(lo), np.floor(hi)
         return _clean(np.where(safe, lo, -np.inf), np.where(safe, hi, np.inf))
@@ -165,7 +184,7 @@ def _binop(op: ast.operator, a: tuple[Any, Any], b: tuple[Any, Any]) -> Any:
     if isinstance(op, ast.Pow):
         ok = (np.asarray(alo) >= 0) & (np.asarray(blo) >= 0)
         c = [alo**blo, alo**bhi, ahi**blo, ahi**bhi]
-        lo, hi = np.minimum.reduce(c), np.maximum.reduce(c)
+        lo, hi = _fold(np.minimum, c), _fold(np.maximum, c)
         return _clean(np.where(ok, lo, -np.inf), np.where(ok, hi, np.inf))
     raise _Unknown
 
@@ -189,21 +208,31 @@ def _cmp_one(op: ast.cmpop, a: tuple[Any, Any], b: tuple[Any, Any]) -> tuple[Any
     raise _Unknown
 
 
+def _eq(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, Any]:
+    """(maybe equal, maybe different) with Python semantics across kinds."""
+    if a[0] == "any" or b[0] == "any":
+        return np.bool_(True), np.bool_(True)
+    if a[0] == "str" and b[0] == "str":
+        same = np.asarray(a[1] == b[1])
+        return same, ~same
+    if a[0] == "str" or b[0] == "str":
+        return np.bool_(False), np.bool_(True)  # a string never equals a number
+    return _cmp_one(ast.Eq(), _num(a), _num(b))
+
+
 def _compare(
     node: ast.Compare, exact: Mapping[str, np.ndarray], ranges: Mapping[str, Any]
 ) -> Any:
-    left = _num(_iv(node.left, exact, ranges))
+    left = _iv(node.left, exact, ranges)
     mts, mfs = [], []
     for op, comp in zip(node.ops, node.comparators):
         if isinstance(op, (ast.In, ast.NotIn)):
             if not isinstance(comp, (ast.Tuple, ast.List, ast.Set)):
                 raise _Unknown
-            eqs = [
-                _cmp_one(ast.Eq(), left, _num(_iv(e, exact, ranges))) for e in comp.elts
-            ]
-            mt = np.logical_or.reduce([e[0] for e in eqs]) if eqs else np.bool_(False)
+            eqs = [_eq(left, _iv(e, exact, ranges)) for e in comp.elts]
+            mt = _fold(np.logical_or, [e[0] for e in eqs]) if eqs else np.bool_(False)
             definitely = (
-                np.logical_or.reduce([~e[1] for e in eqs]) if eqs else np.bool_(False)
+                _fold(np.logical_or, [~e[1] for e in eqs]) if eqs else np.bool_(False)
             )
             if isinstance(op, ast.In):
                 mts.append(mt)
@@ -212,12 +241,16 @@ def _compare(
                 mts.append(~definitely)
                 mfs.append(mt)
             continue
-        right = _num(_iv(comp, exact, ranges))
-        mt, mf = _cmp_one(op, left, right)
+        right = _iv(comp, exact, ranges)
+        if isinstance(op, (ast.Eq, ast.NotEq)):
+            eq_t, eq_f = _eq(left, right)
+            mt, mf = (eq_t, eq_f) if isinstance(op, ast.Eq) else (eq_f, eq_t)
+        else:
+            mt, mf = _cmp_one(op, _num(left), _num(right))
         mts.append(mt)
         mfs.append(mf)
         left = right
-    return ("bool", np.logical_and.reduce(mts), np.logical_or.reduce(mfs))
+    return ("bool", _fold(np.logical_and, mts), _fold(np.logical_or, mfs))
 
 
 def _call(
@@ -227,7 +260,7 @@ def _call(
     args = [_num(_iv(a, exact, ranges)) for a in node.args]
     if name in ("min", "max") and len(args) >= 2:
         f: Any = np.minimum if name == "min" else np.maximum
-        return _clean(f.reduce([a[0] for a in args]), f.reduce([a[1] for a in args]))
+        return _clean(_fold(f, [a[0] for a in args]), _fold(f, [a[1] for a in args]))
     if len(args) != 1:
         raise _Unknown
     lo, hi = args[0]

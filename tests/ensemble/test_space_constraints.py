@@ -250,32 +250,47 @@ def test_vector_evaluation_matches_scalar_point_by_point(rule):
 
 
 def test_interval_pruning_never_drops_a_completable_row():
+    from ensemble.space.components import value_array
     from ensemble.space.interval import certainly_false
 
     rng = np.random.default_rng(0)
-    for rule in EXPRESSIONS:
-        expr = Expression(rule)
+    for strings in (False, True):
         s = grid_space()
-        numeric = [p for p in s.params if p.name != "m"]
-        if "m" in expr.names:
-            continue
-        for _ in range(30):
-            k = int(rng.integers(1, len(numeric)))
-            assigned = numeric[:k]
-            fixed = {
-                p.name: p.values()[int(rng.integers(p.cardinality))] for p in assigned
-            }
-            exact = {n: np.array([v]) for n, v in fixed.items()}
-            ranges = {
-                p.name: (float(min(p.values())), float(max(p.values())))
-                for p in numeric[k:]
-            }
-            if certainly_false(expr.tree, exact, ranges, 1)[0]:
-                rest = [p.values() for p in numeric[k:]]
-                for combo in itertools.product(*rest):
-                    c = {
-                        **fixed,
-                        **dict(zip((p.name for p in numeric[k:]), combo)),
-                        "m": "x",
-                    }
-                    assert not expr.scalar(c), (rule, c)
+        if strings:  # a str-only Enum: compared exactly once assigned
+            s = SearchSpace(s["a"], s["b"], Enum("m", ["x", "y", "z"]), s["f"])
+        params = s.params
+        for rule in EXPRESSIONS:
+            expr = Expression(rule)
+            for _ in range(40):
+                order = [params[int(i)] for i in rng.permutation(len(params))]
+                k = int(rng.integers(1, len(order)))
+                assigned, free = order[:k], order[k:]
+                fixed = {
+                    p.name: p.value_at(int(rng.integers(p.cardinality)))
+                    for p in assigned
+                }
+                exact = {
+                    n: value_array(s[n])[[s[n].index_of(v)]] for n, v in fixed.items()
+                }
+                ranges = {
+                    p.name: None
+                    if p.name == "m"
+                    else (float(min(p.values())), float(max(p.values())))
+                    for p in free
+                }
+                if certainly_false(expr.tree, exact, ranges, 1)[0]:
+                    for combo in itertools.product(*(p.values() for p in free)):
+                        c = {**fixed, **dict(zip((p.name for p in free), combo))}
+                        assert not expr.scalar(c), (rule, c)
+
+
+def test_string_comparisons_prune_partial_rows():
+    from ensemble.space.interval import certainly_false
+
+    tree = Expression("mode == 'z' or (k == 1 and not smem)").tree
+    exact = {"mode": np.array(["x", "z", "x"]), "k": np.array([2, 2, 1])}
+    got = certainly_false(tree, exact, {"smem": (0.0, 1.0)}, 3)
+    assert got.tolist() == [True, False, False]
+    assert not certainly_false(
+        tree, {"k": np.array([2])}, {"mode": None, "smem": (0, 1)}, 1
+    )[0]
