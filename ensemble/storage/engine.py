@@ -188,13 +188,21 @@ class Database:
         msg = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
         low = msg.lower()
         pgcode = getattr(orig, "pgcode", None)
-        if "database is locked" in low or "database table is locked" in low or pgcode in ("55P03", "40P01"):
+        if pgcode == "40P01":
+            return DatabaseLockedError(
+                f"database {self.url}: this transaction deadlocked with another session and was rolled back "
+                "(nothing was written); retry the call. Repeated deadlocks mean two programs update the same "
+                f"rows in different orders: report it with the other program's name. (driver said: {msg})"
+            )
+        if "database is locked" in low or "database table is locked" in low or pgcode == "55P03":
             holders = describe_holders(self.engine, self.dialect, self._database)
+            who = ("another tuner, worker, or an open sqlite3 shell holds a write transaction"
+                   if self.dialect == "sqlite" else "another session holds a lock on the tuner's tables")
+            scale = " or use PostgreSQL for many concurrent workers" if self.dialect == "sqlite" else ""
             return DatabaseLockedError(
                 f"database {self.url} stayed locked by another process for more than the busy timeout "
-                f"({self.busy_timeout_s:g} s): another tuner, worker, or an open sqlite3 shell holds a write "
-                f"transaction.{holders} Finish or close that program and retry, pass a larger busy_timeout_s, "
-                f"or use PostgreSQL for many concurrent workers. (driver said: {msg})"
+                f"({self.busy_timeout_s:g} s): {who}.{holders} Finish or close that program and retry, "
+                f"pass a larger busy_timeout_s{scale}. (driver said: {msg})"
             )
         if "unable to open database file" in low:
             return StorageError(

@@ -210,7 +210,8 @@ class Storage:
         """
         if not items:
             return []
-        hashes = list(dict.fromkeys(it.config_hash for it in items))
+        # sorted: concurrent inserts of overlapping batches lock rows in one order (no deadlock on PostgreSQL)
+        hashes = sorted({it.config_hash for it in items})
         first_json: dict[str, str] = {}
         for it in items:
             first_json.setdefault(it.config_hash, it.config_json)

@@ -11,6 +11,7 @@ import collections
 import multiprocessing as mp
 import os
 import queue
+import time
 import uuid
 
 import pytest
@@ -42,8 +43,17 @@ def url(request, tmp_path):
     admin.dispose()
 
 
-def _collect(out, procs, n):
-    got = [out.get(timeout=600) for _ in range(n)]
+def _collect(out, procs, n, timeout=600.0):
+    """n reports from the worker processes; fails at once (not after the timeout) if one of them died."""
+    got = []
+    deadline = time.monotonic() + timeout
+    while len(got) < n:
+        try:
+            got.append(out.get(timeout=0.5))
+        except queue.Empty:
+            dead = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
+            assert not dead, f"worker process(es) failed with exit code(s) {dead} (see their stderr above)"
+            assert time.monotonic() < deadline, f"workers sent {len(got)} of {n} reports in {timeout} s"
     for p in procs:
         p.join(timeout=60)
         assert p.exitcode == 0, f"worker process exited with {p.exitcode}"
@@ -119,8 +129,26 @@ def test_fresh_database_creation_race(tmp_path):
     procs = [SPAWN.Process(target=workers.create_same_run, args=(url, start, out)) for _ in range(n)]
     for p in procs:
         p.start()
-    try:
-        got = _collect(out, procs, n)
-    except queue.Empty:  # pragma: no cover - reported by the assertion below
-        got = []
+    got = _collect(out, procs, n)
     assert len(set(got)) == 1 and len(got) == n
+
+
+def test_concurrent_submitters_share_configurations(url):
+    """Two search drivers submitting overlapping configurations in different orders (MPI islands)."""
+    s = Storage(url)
+    run_id = s.create_run("subm", app="demo", space_json="{}", space_hash="h")
+    start, out = SPAWN.Barrier(2), SPAWN.Queue()
+    procs = [SPAWN.Process(target=workers.add_overlapping, args=(url, run_id, seed, start, out)) for seed in (1, 2)]
+    for p in procs:
+        p.start()
+    got = _collect(out, procs, 2)
+    assert sorted(got[0] + got[1]) == sorted({*got[0], *got[1]}) and len(got[0]) == len(got[1]) == 200
+    with s._db.begin(write=False) as conn:
+        n_configs = conn.execute(sa.text("SELECT count(*) FROM configurations WHERE run_id = :r"),
+                                 {"r": run_id}).scalar()
+    assert n_configs == 200                                       # one row per hash, shared by both
+    claims = s.claim(run_id, "w", n=1000)
+    by_hash = collections.defaultdict(set)
+    for c in claims:
+        by_hash[c.config_json].add(c.configuration_id)
+    assert len(claims) == 400 and len(by_hash) == 200 and all(len(v) == 1 for v in by_hash.values())

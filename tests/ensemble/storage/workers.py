@@ -44,3 +44,21 @@ def create_same_run(url: str, start: Any, out: Any) -> None:
     start.wait()
     out.put(s.create_run("race", app="demo", space_json="{}", space_hash="same"))
     s.close()
+
+
+def add_overlapping(url: str, run_id: int, seed: int, start: Any, out: Any) -> None:
+    """Submit the same 200 configurations in a seed-dependent order, in batches, as a search driver would."""
+    import random
+
+    from ensemble.storage import NewRequest
+
+    order = list(range(200))
+    random.Random(seed).shuffle(order)
+    s = Storage(url)
+    start.wait()
+    ids: list[int] = []
+    for k in range(0, 200, 50):
+        batch = [NewRequest(f'{{"x":{i}}}', f"h{i}", f"T{seed}") for i in order[k:k + 50]]
+        ids += s.add_requests(run_id, batch)
+    s.close()
+    out.put(ids)
