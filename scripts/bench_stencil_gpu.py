@@ -60,6 +60,11 @@ def _cuda_seeds(st: Any) -> list[dict[str, Any]]:
              {**b, "bx": 64, "by": 2, "bz": 2, "cmem": True},
              {**b, "sd": "z", "sb": 16, "bx": 32, "by": 4, "minb": 2},
              {**b, "bx": 32, "by": 4, "bz": 2, "minb": 2}]
+    if getattr(_cuda_seeds, "extra", False):  # --more-seeds: the streaming shapes worth trying first
+        cands += [{**b, "sd": "z", "sb": sb, "bx": bx, "by": by, "prefetch": pf}
+                  for sb, bx, by, pf in ((16, 32, 8, False), (32, 64, 8, True), (16, 128, 4, False),
+                                         (32, 256, 2, True), (8, 32, 16, False), (64, 64, 4, True))]
+        cands += [{**b, "bx": 128, "by": 2, "bz": 2}, {**b, "bx": 64, "by": 4, "bz": 4}]
     return [c for c in cands if cuda_is_legal(st, c)]
 
 
@@ -229,7 +234,7 @@ def part_opencl(args: argparse.Namespace, report: dict[str, Any]) -> None:
     rows = []
     dev = OpenCLBackend(args.platform).name
     with tempfile.TemporaryDirectory() as tmp:
-        for (p, d, r) in SYNTHETIC[:args.synthetic]:
+        for (p, d, r) in SYNTHETIC[args.synthetic_from:args.synthetic]:
             t0 = time.time()
             app = _app(pattern=p, dims=d, radius=r, backend="opencl", size=args.ocl_size, platform=args.platform,
                        device=None, dtype="float32", weights_seed=0)
@@ -299,6 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ocl-budget", type=int, default=24, help="unique evaluations per OpenCL stencil")
     ap.add_argument("--ocl-size", type=int, default=256)
     ap.add_argument("--synthetic", type=int, default=12, help="how many synthetic OpenCL stencils")
+    ap.add_argument("--synthetic-from", type=int, default=0, help="skip the first synthetic stencils")
+    ap.add_argument("--more-seeds", action="store_true", help="seed the CUDA search with 8 more streaming shapes")
     ap.add_argument("--platform", default="NVIDIA")
     ap.add_argument("--parallelism", type=int, default=12)
     ap.add_argument("--repeats", type=int, default=20)
@@ -309,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.technique:
         TECHNIQUES[:] = args.technique
+    _cuda_seeds.extra = args.more_seeds  # type: ignore[attr-defined]
     report: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "argv": argv}
     for part in args.part or ["cuda", "opencl", "timers"]:
         try:
