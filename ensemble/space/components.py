@@ -30,6 +30,7 @@ from ensemble.errors import InfeasibleSpaceError
 from ensemble.space import fallback
 from ensemble.space.constraints import Constraint
 from ensemble.space.interval import certainly_false
+from ensemble.space.nearest import TableIndex
 from ensemble.space.params import DiscreteParameter, Parameter
 
 __all__ = ["Component", "split_components", "value_array"]
@@ -90,6 +91,7 @@ class Component:
             self._due[max(pos[n] for n in c.names)].append(c)
         self._values = [value_array(p) for p in params] if self.discrete else None  # type: ignore[arg-type]
         self._table: np.ndarray | None = None
+        self._index: TableIndex | None = None
         # (row limit, work budget) pairs a join already failed under
         self._failed: list[tuple[float, float]] = []
         self._pos = pos
@@ -317,20 +319,18 @@ class Component:
         if t is not None:
             if t.shape[0] == 0:
                 raise self.infeasible()
-            # distance column by column through a per-value lookup table: no float
-            # copy of the table, one gather per parameter
-            dist = np.zeros(t.shape[0], dtype=np.float64)
-            for j, p in enumerate(self.params):
-                assert isinstance(p, DiscreteParameter)
-                v = current.get(p.name)
-                here = p.index_of(v) if p.is_legal(v) else -p.cardinality
-                span = max(p.cardinality - 1, 1)
-                lut = np.abs(np.arange(p.cardinality) - here) / span
-                dist += lut[t[:, j]]
-            low = dist.min()
-            # equal true distances may differ in the last bits: compare with a tolerance
-            best = np.flatnonzero(dist <= low + 1e-12 * max(1.0, low))
-            return self.decode(t[int(rng.choice(best))].tolist())
+            if self._index is None or self._index.table is not t:
+                self._index = TableIndex(t, self._cards())
+            here = np.array(
+                [
+                    p.index_of(current.get(p.name))  # type: ignore[attr-defined]
+                    if p.is_legal(current.get(p.name))
+                    else -p.cardinality  # type: ignore[attr-defined]
+                    for p in self.params
+                ],
+                dtype=np.int64,
+            )
+            return self.decode(t[self._index.nearest(here, rng)].tolist())
         if self.discrete:
             got = fallback.nearest_local(self, current, rng)
             if got is not None:

@@ -166,3 +166,21 @@ def test_same_seed_same_samples_and_repairs_in_a_fresh_process():
         cwd=str(root),
     )
     assert json.loads(proc.stdout) == run_here()
+
+
+def test_table_index_nearest_matches_brute_force_on_a_large_table():
+    from ensemble.space.nearest import TableIndex
+
+    s = SearchSpace(*(Integer(f"x{i}", 0, 9) for i in range(5)), Boolean("f"))
+    s.require("(x0 + 2 * x1 + 3 * x2) % 7 == x3 % 4 or (f and x4 > 6)")
+    comp = next(c for c in s._comps() if len(c.names) > 1)
+    t = comp.table()
+    assert t.shape[0] > 4096  # large enough for the sampled bound to be used
+    index = TableIndex(t, comp._cards())
+    spans = np.maximum(np.array(comp._cards()) - 1, 1)
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        here = np.array([rng.integers(c) for c in comp._cards()])
+        dist = (np.abs(t.astype(np.int64) - here) / spans).sum(axis=1)
+        row = index.nearest(here, rng)
+        assert dist[row] == pytest.approx(dist.min())
