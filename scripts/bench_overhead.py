@@ -36,7 +36,7 @@ def run_ours(trials: int, workdir: str, technique: str, seed: int, batch: int = 
     from ensemble.driver.local import run_app
     from ensemble.settings import RunSettings
 
-    stats = {"objective": 0.0, "measured": 0}
+    stats: dict[str, Any] = {"objective": 0.0, "measured": 0}
 
     class Trivial(TunerApp):
         def space(self) -> SearchSpace:
@@ -57,11 +57,26 @@ def run_ours(trials: int, workdir: str, technique: str, seed: int, batch: int = 
     import ensemble.storage  # noqa: F401
     from ensemble.driver.local import make_technique
 
-    make_technique(settings, Trivial().space())
+    technique = make_technique(settings, Trivial().space())
+    stats["technique"] = 0.0
+
+    def timed(fn: Any) -> Any:
+        def call(*a: Any, **k: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                stats["technique"] += time.perf_counter() - t
+        return call
+
+    # time spent inside the technique is reported apart from driver + storage time
+    for name in ("propose", "observe", "observe_foreign", "credit_name"):
+        setattr(technique, name, timed(getattr(technique, name)))
     t0 = time.perf_counter()
-    res = run_app(Trivial(), settings, app_ref="scripts.bench_overhead:Trivial")
+    res = run_app(Trivial(), settings, app_ref="scripts.bench_overhead:Trivial", technique=technique)
     wall = time.perf_counter() - t0
-    return {"wall": wall, **stats, "evaluations": res.evaluations, "duplicates": res.duplicates}
+    return {"wall": wall, **stats, "evaluations": res.evaluations, "duplicates": res.duplicates,
+            "requests": res.trials}
 
 
 def run_opentuner(trials: int, workdir: str, seed: int) -> dict[str, Any]:
@@ -75,7 +90,13 @@ def run_opentuner(trials: int, workdir: str, seed: int) -> dict[str, Any]:
 
 
 def per_trial_ms(r: dict[str, Any]) -> float:
+    """Framework (everything but the objective) ms per measured trial."""
     return 1000.0 * (r["wall"] - r["objective"]) / max(1, r["measured"])
+
+
+def driver_ms_per_request(r: dict[str, Any]) -> float:
+    """Driver + storage ms per request (technique time excluded; duplicates are requests too)."""
+    return 1000.0 * (r["wall"] - r["objective"] - r["technique"]) / max(1, r["requests"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,21 +104,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--trials", type=int, default=5000)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--technique", default="default")
-    p.add_argument("--batch", type=int, nargs="+", default=[1, 4],
+    p.add_argument("--batch", type=int, nargs="+", default=[1],
                    help="our RunSettings.batch values to measure (1: strictly sequential; 4 = OpenTuner's "
                         "default --parallelism)")
     p.add_argument("--no-opentuner", action="store_true", help="only measure ours")
     p.add_argument("--markdown", action="store_true", help="print a table for docs/BENCHMARKS.md")
     args = p.parse_args(argv)
     ours: dict[int, list[float]] = {b: [] for b in args.batch}
+    drv: dict[int, list[float]] = {b: [] for b in args.batch}
     theirs: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bench-overhead-") as workdir:
         for rep in range(args.repeats):
             for b in args.batch:
                 r = run_ours(args.trials, workdir, args.technique, seed=rep, batch=b)
                 ours[b].append(per_trial_ms(r))
+                drv[b].append(driver_ms_per_request(r))
                 print(f"repeat {rep}: ensemble-tuner batch {b}: {ours[b][-1]:.3f} ms/trial "
-                      f"({r['measured']} measured, {r['duplicates']} duplicates, wall {r['wall']:.2f} s)",
+                      f"({r['measured']} measured, {r['duplicates']} duplicates, wall {r['wall']:.2f} s, "
+                      f"technique {r['technique']:.2f} s; driver+storage {drv[b][-1]:.3f} ms/request)",
                       flush=True)
             if not args.no_opentuner:
                 try:
@@ -112,21 +136,23 @@ def main(argv: list[str] | None = None) -> int:
     mt = statistics.median(theirs) if theirs else None
     for b, xs in ours.items():
         mo = statistics.median(xs)
-        line = f"median framework time per trial: ensemble-tuner batch {b}: {mo:.3f} ms"
+        line = (f"median framework time per trial: ensemble-tuner batch {b}: {mo:.3f} ms "
+                f"(driver+storage alone {statistics.median(drv[b]):.3f} ms/request)")
         if mt is not None:
             line += f"; OpenTuner 0.8.8 {mt:.3f} ms; ratio OpenTuner/ours {mt / mo:.1f}x"
         print(line)
     if args.markdown:
-        print(f"\n| tuner | framework ms/trial (median of {args.repeats}) | ratio OpenTuner/this | runs |")
-        print("|---|---|---|---|")
+        print(f"\n| tuner | framework ms per measured trial (median of {args.repeats}) | ratio OpenTuner/this "
+              "| runs | driver+storage ms per request (technique excluded) |")
+        print("|---|---|---|---|---|")
         for b, xs in ours.items():
             mo = statistics.median(xs)
             ratio = f"{mt / mo:.1f}x" if mt is not None else "-"
             print(f"| ensemble-tuner, {args.technique}, batch {b} | {mo:.3f} | {ratio} | "
-                  f"{', '.join(f'{x:.3f}' for x in xs)} |")
+                  f"{', '.join(f'{x:.3f}' for x in xs)} | {statistics.median(drv[b]):.3f} |")
         if theirs:
             print(f"| OpenTuner 0.8.8, default (AUC bandit, --parallelism 4) | {mt:.3f} | 1.0x | "
-                  f"{', '.join(f'{x:.3f}' for x in theirs)} |")
+                  f"{', '.join(f'{x:.3f}' for x in theirs)} | - |")
         print(f"\nmachine: {platform.node()} {platform.machine()}, {os.cpu_count()} CPUs, "
               f"load average {os.getloadavg()[0]:.1f} at the end; Python {platform.python_version()}")
     return 0
