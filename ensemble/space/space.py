@@ -224,9 +224,10 @@ class SearchSpace:
     def sample(self, rng: np.random.Generator, n: int = 1) -> list[dict[str, Any]]:
         """``n`` valid configurations, independent draws.
 
-        Uniform over the valid set for components small enough to tabulate
-        (exact enumeration, cached); constraint-aware depth-first search, then
-        bounded rejection, for larger ones.  InfeasibleSpaceError names the
+        Exactly uniform over the valid set of every component small enough to
+        tabulate (exact enumeration, cached); larger components use rejection
+        inside the component, a randomised pruned join, then depth-first search
+        (see ensemble.space.fallback).  InfeasibleSpaceError names the
         constraints when nothing valid exists or can be found.
         """
         self._need_params("sample()")
@@ -261,8 +262,10 @@ class SearchSpace:
         """The valid configuration nearest to ``config`` in the index view.
 
         Components whose part of ``config`` is already valid are kept as they are;
-        the others move to their nearest valid assignment (ties broken by ``rng``).
-        Missing or illegal values are treated as maximally far.
+        the others move to their nearest valid assignment (L1 over indices
+        normalised by each parameter's range; ties broken by ``rng``).  Missing or
+        illegal values are first replaced by the nearest legal number (clipped)
+        or, for non-numbers, a random legal value.
         """
         self._need_params("repair()")
         if self.is_valid(config):
