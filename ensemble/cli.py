@@ -223,11 +223,11 @@ def _cmd_report(ns: argparse.Namespace, rest: list[str]) -> int:
 
 def _cmd_runs(ns: argparse.Namespace, rest: list[str]) -> int:
     storage = _open(ns)
-    print(f"{'name':40s} {'app':40s} {'requests':>8s} {'unique':>7s}  created")
+    print(f"{'name':40s} {'app':40s} {'status':12s} {'requests':>8s} {'unique':>7s}  created")
     for r in sorted(storage.list_runs(), key=lambda r: (r.created_at, r.id)):
         c = storage.counts(int(r.id))
         total = sum(v for k, v in c.items() if k.isupper())
-        print(f"{r.name:40s} {r.app[-40:]:40s} {total:8d} {c.get('unique', 0):7d}  {r.created_at:%Y-%m-%d %H:%M:%S}")
+        print(f"{r.name:40s} {r.app[-40:]:40s} {r.status:12s} {total:8d} {c.get('unique', 0):7d}  {r.created_at:%Y-%m-%d %H:%M:%S}")
     return 0
 
 

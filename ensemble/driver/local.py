@@ -168,6 +168,7 @@ def run_app(app: Any, settings: RunSettings, *, app_ref: str | None = None,
         _log.info("resuming run %r: %d finished trials restored", name, restored)
         _requeue_dead_local(storage, run_id, heartbeat_timeout)
     storage.put_state(run_id, "search", {"done": False})
+    storage.set_run_status(run_id, "running")
     if not resumed and seeds:
         search.add_seeds(seeds)
 
@@ -182,6 +183,7 @@ def run_app(app: Any, settings: RunSettings, *, app_ref: str | None = None,
               progress, heartbeat_timeout)
     finally:
         search.finish()
+        storage.set_run_status(run_id, "finished" if search.done else "interrupted")
         progress.close(search.status)
         if log_fh is not None:
             log_fh.close()

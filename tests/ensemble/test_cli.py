@@ -32,7 +32,7 @@ def test_best_runs_report_subcommands(tmp_path, capsys):
     capsys.readouterr()
     assert main(["runs", "--database", db_url(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "a " in out and "b " in out
+    assert "a " in out and "b " in out and out.count("finished") == 2
     assert main(["best", "--database", db_url(tmp_path), "--run", "a"]) == 0
     best = json.loads(capsys.readouterr().out)
     assert best["run"] == "a" and best["evaluations"] == 10 and set(best["config"]) == {"x", "y"}
