@@ -14,6 +14,7 @@ import sys
 import types
 from typing import Any
 
+from ensemble import logging as _logging  # noqa: F401 - the "ensemble" logger's NullHandler
 from ensemble.errors import (
     ConfigurationError,
     DatabaseLockedError,

@@ -189,3 +189,22 @@ def test_ensemble_tune_stays_callable_when_the_submodule_is_imported_first():
         cwd=str(root),
     )
     assert out.stdout.split() == ["called", "True"]
+
+
+def test_library_logger_has_a_null_handler_and_never_touches_the_root_logger():
+    import logging
+
+    import ensemble
+    from ensemble import logging as elog
+
+    assert ensemble is not None
+    root_handlers = list(logging.getLogger().handlers)
+    lib = logging.getLogger("ensemble")
+    assert any(isinstance(h, logging.NullHandler) for h in lib.handlers)
+    assert elog.get_logger("space").name == "ensemble.space"
+    assert elog.get_logger("ensemble.driver").name == "ensemble.driver"
+    h = elog.enable_default_handler(logging.WARNING)
+    assert elog.enable_default_handler(logging.WARNING) is h  # idempotent
+    elog.disable_default_handler()
+    assert h not in lib.handlers
+    assert logging.getLogger().handlers == root_handlers
