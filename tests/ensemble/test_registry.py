@@ -208,3 +208,60 @@ def test_library_logger_has_a_null_handler_and_never_touches_the_root_logger():
     elog.disable_default_handler()
     assert h not in lib.handlers
     assert logging.getLogger().handlers == root_handlers
+
+
+def test_technique_base_contract():
+    import dataclasses
+
+    import numpy as np
+
+    from ensemble import SearchSpace, Technique, Trial
+    from ensemble.space import Integer
+
+    with pytest.raises(TypeError):
+        Technique()  # abstract
+
+    class Echo(Technique):
+        name = "Echo"
+
+        def __init__(self, *, seed=None, **options):
+            super().__init__(seed=seed, **options)
+            self.own, self.foreign = [], []
+
+        def propose(self, n):
+            return self.space.sample(self.rng, n)
+
+        def observe(self, trial):
+            self.own.append(trial)
+
+        def observe_foreign(self, trial):
+            self.foreign.append(trial)
+
+    with pytest.raises(TechniqueError, match=r"unknown option\(s\) \['speed'\]"):
+        Echo(speed=3)
+    t = Echo(seed=1)
+    with pytest.raises(TechniqueError, match="bind"):
+        t._need_space()
+    space = SearchSpace(Integer("a", 0, 9))
+    t.bind(space, budget=10, rng=np.random.default_rng(4))
+    assert all(space.is_valid(c) for c in t.propose(3))
+    trials = [
+        Trial({"a": 1}, "h1", 1.0, "OK", "Echo"),
+        Trial(
+            {"a": 2},
+            "h2",
+            float("inf"),
+            "FAILED",
+            "Other",
+            duplicate=True,
+            evaluation=1,
+        ),
+    ]
+    t.restore(trials)
+    assert [x.config_hash for x in t.own] == ["h1"] and [
+        x.config_hash for x in t.foreign
+    ] == ["h2"]
+    assert trials[0].ok and not trials[1].ok
+    assert not t.done and t.credit_name("h1") == "Echo" and t.state_dict() == {}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        trials[0].value = 0.0  # type: ignore[misc]
