@@ -68,8 +68,12 @@ def known_revisions() -> list[str]:
     return [s.revision for s in reversed(list(script.walk_revisions()))]
 
 
-def check_revision(current: str | None, url: str, *, head: str = HEAD_REVISION, known: list[str] | None = None) -> None:
-    """Raise SchemaVersionError unless ``current`` is ``head``; ``known`` defaults to the shipped revisions."""
+def check_revision(current: str | None, url: str, *, head: str | None = None, known: list[str] | None = None) -> None:
+    """Raise SchemaVersionError unless ``current`` is ``head`` (default: HEAD_REVISION).
+
+    ``known`` defaults to the revisions shipped in ``migrations/versions``.
+    """
+    head = HEAD_REVISION if head is None else head
     if current == head:
         return
     revisions = known_revisions() if known is None else known

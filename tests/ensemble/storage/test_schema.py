@@ -95,3 +95,55 @@ def test_released_database_opens(path, tmp_path):
 def test_there_is_a_fixture_for_the_head_revision():
     assert os.path.exists(os.path.join(DATA, f"schema_{HEAD_REVISION}.db")), (
         "add the released schema's database: python -m tests.ensemble.storage.make_schema_fixture")
+
+
+_NEXT_REVISION = '''"""A pretend next release: adds runs.note.
+
+Revision ID: 9002
+Revises: 0001
+"""
+import sqlalchemy as sa
+from alembic import op
+
+revision = "9002"
+down_revision = "0001"
+branch_labels = None
+depends_on = None
+
+
+def upgrade():
+    with op.batch_alter_table("runs") as batch:
+        batch.add_column(sa.Column("note", sa.Text, nullable=True))
+    op.execute(sa.text("UPDATE schema_info SET version = 2"))
+
+
+def downgrade():
+    with op.batch_alter_table("runs") as batch:
+        batch.drop_column("note")
+'''
+
+
+def test_released_database_is_refused_then_upgraded_by_a_newer_release(tmp_path, monkeypatch):
+    """The whole path a user meets after a schema change, with a pretend revision 9002 on top of 0001."""
+    from ensemble.storage import schema
+
+    migrations = tmp_path / "migrations"
+    shutil.copytree(schema.MIGRATIONS_DIR, migrations, ignore=shutil.ignore_patterns("__pycache__"))
+    (migrations / "versions" / "9002_note.py").write_text(_NEXT_REVISION)
+    monkeypatch.setattr(schema, "MIGRATIONS_DIR", str(migrations))
+    monkeypatch.setattr(schema, "HEAD_REVISION", "9002")
+
+    copy = tmp_path / "old.db"
+    shutil.copy(os.path.join(DATA, "schema_0001.db"), copy)
+    url = f"sqlite:///{copy}"
+    with pytest.raises(SchemaVersionError) as err:
+        Storage(url)
+    assert "schema revision 0001, this ensemble-tuner needs 9002" in str(err.value)
+    assert f"ensemble-tuner db upgrade --database '{url}'" in str(err.value)
+
+    assert upgrade(url) == "9002"
+    s = Storage(url)  # now accepted, data intact
+    assert s.get_run("fixture").app == "demo" and len(s.trials(s.get_run("fixture").id)) == 4
+    with s._db.begin(write=False) as conn:
+        assert conn.execute(sa.text("SELECT version FROM schema_info")).scalar() == 2
+        assert "note" in {c["name"] for c in sa.inspect(conn).get_columns("runs")}
