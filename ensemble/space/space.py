@@ -20,10 +20,15 @@ from typing import Any
 import numpy as np
 
 from ensemble.errors import ConfigurationError, InfeasibleSpaceError, SpaceError
-from ensemble.space.canonical import canonical_json, config_hash
+from ensemble.space.canonical import canonical_json, config_hash, normalize_value
 from ensemble.space.components import Component, split_components
 from ensemble.space.constraints import Constraint
-from ensemble.space.params import DiscreteParameter, Parameter, parameter_from_json
+from ensemble.space.params import (
+    DiscreteParameter,
+    Float,
+    Parameter,
+    parameter_from_json,
+)
 
 __all__ = ["SearchSpace"]
 
@@ -178,6 +183,39 @@ class SearchSpace:
                 raise ConfigurationError(
                     f"config violates constraint {c.label!r}: {dict(config)}"
                 )
+
+    def coerce(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """``config`` with each value in its parameter's own type (for configs read from files).
+
+        JSON and user code blur number types: ``1`` for a Float, ``4.0`` for an
+        Integer, NumPy scalars, tuples for permutations.  The canonical hash tells
+        them apart, so seed configurations should pass through here first.  Only
+        lossless conversions are made; anything else is left for :meth:`check`
+        to report.  Constraints are not checked.
+        """
+        out = {}
+        for n, p in self._params.items():
+            if n not in config:
+                raise ConfigurationError(
+                    f"config has no value for parameter {n!r}; parameters are "
+                    f"{', '.join(self._params)}"
+                )
+            v = normalize_value(config[n], f"config[{n!r}]")
+            is_int = isinstance(v, int) and not isinstance(v, bool)
+            if isinstance(p, Float) and is_int:
+                v = float(v)  # Float values are floats, whatever JSON wrote
+            elif not p.is_legal(v):
+                if isinstance(v, float) and v.is_integer() and p.is_legal(int(v)):
+                    v = int(v)
+                elif is_int and p.is_legal(float(v)):
+                    v = float(v)
+            out[n] = v
+        extra = [n for n in config if n not in self._params]
+        if extra:
+            raise ConfigurationError(
+                f"config has unknown parameter(s) {extra}; parameters are {', '.join(self._params)}"
+            )
+        return out
 
     def is_valid(self, config: Mapping[str, Any]) -> bool:
         """True when ``config`` is a point of the space meeting every constraint."""

@@ -134,3 +134,23 @@ def test_expression_spaces_pickle_and_keep_working():
     t = pickle.loads(pickle.dumps(s))
     assert t.count_valid() == n and t.space_hash() == s.space_hash()
     assert all(t.is_valid(c) for c in t.sample(np.random.default_rng(0), 20))
+
+
+def test_coerce_makes_file_configs_hash_like_technique_configs():
+    s = full_space()
+    made = s.sample(np.random.default_rng(0), 1)[0]
+    loaded = dict(made)
+    loaded["f"] = 1 if made["f"] == 1.0 else made["f"]
+    loaded["i"] = float(made["i"])  # 3.0 for an Integer
+    loaded["perm"] = tuple(made["perm"])
+    loaded["p"] = np.int64(made["p"])
+    fixed = s.coerce(loaded)
+    assert s.config_hash(fixed) == s.config_hash(made) and s.is_valid(fixed)
+    t = SearchSpace(Float("x", 0.0, 2.0), Enum("e", [1.0, 2.5]))
+    assert t.coerce({"x": 1, "e": 1}) == {"x": 1.0, "e": 1.0}
+    assert type(t.coerce({"x": 1, "e": 1})["x"]) is float
+    with pytest.raises(ConfigurationError, match="no value for parameter 'e'"):
+        t.coerce({"x": 1})
+    with pytest.raises(ConfigurationError, match="unknown parameter"):
+        t.coerce({"x": 1, "e": 1.0, "z": 0})
+    assert not t.is_valid(t.coerce({"x": 1, "e": 3}))  # not lossless: left for check()
