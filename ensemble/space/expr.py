@@ -107,7 +107,13 @@ class Expression:
         self.tree = tree
         #: parameter names the expression mentions, in order of first use
         self.names: tuple[str, ...] = tuple(names)
-        self._code = compile(tree, f"<constraint {text}>", "eval")
+        # the checked tree as a function of the names, for fast per-point calls; the
+        # names are identifiers the whitelist accepted, the body is the unparsed tree
+        args = ", ".join(self.names)
+        lam = compile(
+            f"lambda {args}: ({ast.unparse(tree.body)})", f"<constraint {text}>", "eval"
+        )
+        self._fn = eval(lam, {"__builtins__": {}, **FUNCTIONS})
 
     # pickling (process workers, multiprocessing): code objects do not pickle, so
     # ship the source and parse again on the other side
@@ -130,11 +136,8 @@ class Expression:
     # --- one point ---------------------------------------------------------
     def scalar(self, config: Mapping[str, Any]) -> bool:
         """Evaluate for one configuration; arithmetic/type errors count as False."""
-        env = dict(FUNCTIONS)
-        for n in self.names:
-            env[n] = config[n]
         try:
-            return bool(eval(self._code, {"__builtins__": {}}, env))
+            return bool(self._fn(*[config[n] for n in self.names]))
         except _SCALAR_ERRORS:
             return False
 
