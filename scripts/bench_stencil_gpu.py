@@ -57,11 +57,11 @@ def _cuda_seeds(st: Any) -> list[dict[str, Any]]:
              {**b, "sd": "z", "sb": 8, "bx": 64, "by": 4},
              {**b, "sd": "z", "sb": 16, "bx": 32, "by": 8, "prefetch": True},
              {**b, "sd": "z", "sb": 8, "bx": 64, "by": 4, "smem": True},
-             {**b, "bx": 64, "by": 2, "bz": 2, "cmem": True},
+             {**b, "bx": 64, "by": 2, "bz": 2, "coef": "constant"},
              {**b, "sd": "z", "sb": 16, "bx": 32, "by": 4, "minb": 2},
              {**b, "bx": 32, "by": 4, "bz": 2, "minb": 2}]
     if getattr(_cuda_seeds, "extra", False):  # --more-seeds: the streaming shapes worth trying first
-        cands += [{**b, "sd": "z", "sb": sb, "bx": bx, "by": by, "prefetch": pf}
+        cands += [{**b, "sd": "z", "sb": sb, "bx": bx, "by": by, "prefetch": pf, "coef": "literal"}
                   for sb, bx, by, pf in ((16, 32, 8, False), (32, 64, 8, True), (16, 128, 4, False),
                                          (32, 256, 2, True), (8, 32, 16, False), (64, 64, 4, True))]
         cands += [{**b, "bx": 128, "by": 2, "bz": 2}, {**b, "bx": 64, "by": 4, "bz": 4}]

@@ -13,7 +13,10 @@ space is a different kernel.  The knobs here, with csTuner's constraints:
   ``cmx, cmy, cmz`` cyclic merging (points a block-width apart);
 * ``smem``: stage the new plane of every array read at in-plane neighbours in
   shared memory (streaming only);
-* ``cmem``: coefficients in ``__constant__`` memory instead of global;
+* ``coef``: where the coefficients live: ``global`` (read through the
+  read-only cache), ``constant`` (``__constant__`` memory, csTuner's choice)
+  or ``literal`` (compiled in as numbers, so nvcc folds them: ours, the
+  OpenCL generator's only choice);
 * ``prefetch``: load the next plane before computing the current one;
 * ``retime``: for stencils that are sums of single-plane terms (the
   high-order star stencils), scatter each loaded plane's contribution to the
@@ -60,7 +63,7 @@ CUDA_PARAMS: dict[str, list[Any]] = {
     "bmx": [1, 2, 4], "bmy": [1, 2, 4], "bmz": [1, 2, 4],
     "cmx": [1, 2, 4], "cmy": [1, 2, 4], "cmz": [1, 2, 4],
     "smem": [False, True],
-    "cmem": [False, True],
+    "coef": ["global", "constant", "literal"],
     "prefetch": [False, True],
     "retime": [False, True],
     "minb": [1, 2, 4],
@@ -70,7 +73,7 @@ CUDA_PARAMS: dict[str, list[Any]] = {
 def cuda_baseline() -> dict[str, Any]:
     """The untuned reference point: one point per thread, 32x4x1 blocks, global memory."""
     return {"bx": 32, "by": 4, "bz": 1, "sd": "none", "sb": 1, "uf": 1, "bmx": 1, "bmy": 1, "bmz": 1,
-            "cmx": 1, "cmy": 1, "cmz": 1, "smem": False, "cmem": False, "prefetch": False, "retime": False,
+            "cmx": 1, "cmy": 1, "cmz": 1, "smem": False, "coef": "global", "prefetch": False, "retime": False,
             "minb": 1}
 
 
@@ -205,7 +208,9 @@ def generate_cuda(st: Stencil, c: Mapping[str, Any]) -> CudaKernelSpec:
     ncoef = max(1, len(st.coefs))
 
     def coef_leaf(e: Coef) -> str:
-        return f"c_coef[{e.index}]" if c["cmem"] else f"__ldg(&coefg[{e.index}])"
+        if c["coef"] == "literal":
+            return _lit(st.coefs[e.index])
+        return f"c_coef[{e.index}]" if c["coef"] == "constant" else f"__ldg(&coefg[{e.index}])"
 
     params = [f"const {T} * __restrict__ {a}" for a in st.inputs]
     params += [f"const {T} * __restrict__ {a}" for a, _ in st.line_arrays]
@@ -213,7 +218,7 @@ def generate_cuda(st: Stencil, c: Mapping[str, Any]) -> CudaKernelSpec:
     params += [f"const {T} * __restrict__ coefg"]
     L: list[str] = []
     L.append(f"// generated for {st.name}: {dict(c)}")
-    if c["cmem"]:
+    if c["coef"] == "constant":
         L.append(f"__constant__ {T} c_coef[{ncoef}];")
     L.append(f'extern "C" __global__ void __launch_bounds__({bx * by * bz}, {c["minb"]})')
     L.append(f"{KERNEL_NAME}({', '.join(params)})")
@@ -262,7 +267,7 @@ def generate_cuda(st: Stencil, c: Mapping[str, Any]) -> CudaKernelSpec:
         L.append("}")
         grid = (nx // tile_x, ny // tile_y, c["sb"])
     args = tuple(st.inputs) + tuple(a for a, _ in st.line_arrays) + tuple(o for o, _ in st.outputs) + ("coefg",)
-    consts = {"c_coef": list(st.coefs) or [0.0]} if c["cmem"] else {}
+    consts = {"c_coef": list(st.coefs) or [0.0]} if c["coef"] == "constant" else {}
     return CudaKernelSpec("\n".join(L) + "\n", KERNEL_NAME, grid, (bx, by, bz), args,
                           tuple(o for o, _ in st.outputs), consts)
 
