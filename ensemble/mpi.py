@@ -168,13 +168,17 @@ def share_run(comm: Any, create: Callable[[], T]) -> T:
     the job stops instead of hanging in a later collective call.
     """
     payload: str | None = None
+    error: BaseException | None = None
     if comm.Get_rank() == 0:
         try:
             payload = json.dumps({"ok": True, "value": create()})
-        except Exception as exc:
-            comm.bcast(json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"}), root=0)
-            raise
+        except Exception as exc:  # noqa: BLE001 - forwarded to the other ranks, re-raised here
+            payload = json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
+            error = exc
+    polite_barrier(comm)      # the others sleep (not spin) while rank 0 opens the run
     msg = json.loads(comm.bcast(payload, root=0))
+    if error is not None:
+        raise error
     if not msg["ok"]:
         raise EnsembleError(f"rank 0 could not open the run: {msg['error']}")
     value: T = msg["value"]
@@ -355,9 +359,17 @@ def run_app(app: Any, settings: Any, *, app_ref: str | None = None, app_argv: li
     seeds = [dict(c) for c in (app.seed_configurations() or [])]
     for c in seeds:
         space.check(c)
-    storage = Storage(settings.database)
-    ident = share_run(comm, lambda: _open_shared_run(
-        storage, settings, app_ref, space, objective, list(app_argv or []), seeds, heartbeat_timeout))
+    opened: list[Any] = []
+
+    def create() -> dict[str, Any]:
+        opened.append(Storage(settings.database))
+        return _open_shared_run(opened[0], settings, app_ref, space, objective, list(app_argv or []),
+                                seeds, heartbeat_timeout)
+
+    # Only rank 0 touches the database until the run exists: N processes creating
+    # one SQLite file and switching it to WAL at the same moment trip over its lock.
+    ident = share_run(comm, create)
+    storage = opened[0] if opened else Storage(settings.database)
     run_id = int(ident["run_id"])
     worker = worker_name(info)
     hb = max(0.5, heartbeat_timeout / 4)
