@@ -95,7 +95,19 @@ class Component:
         # (row limit, work budget) pairs a join already failed under
         self._failed: list[tuple[float, float]] = []
         self._pos = pos
-        self._vectorised = all(c.expression is not None for c in constraints)
+        self._vectorised = all(
+            c.expression is not None or c.allowed is not None for c in constraints
+        )
+        # a table of allowed rows whose parameters come first seeds the join
+        self._seed = next(
+            (
+                c
+                for c in constraints
+                if c.allowed is not None
+                and tuple(self.names[: len(c.names)]) == c.names
+            ),
+            None,
+        )
         # expression constraints that can prune partial rows right after parameter j
         self._touch: list[list[Constraint]] = [[] for _ in params]
         self._ranges: list[tuple[float, float] | None] = []
@@ -137,7 +149,19 @@ class Component:
         cards = self._cards()
         rows: np.ndarray = np.zeros((1, 0), dtype=self._dtype())
         work = 0.0
+        start_at = 0
+        if self._seed is not None:  # start from the allowed rows, not their grid
+            k = len(self._seed.names)
+            rows = self._seed.allowed.rows.astype(self._dtype())
+            for j in range(k):
+                rows = self._filter(rows, j, skip=self._seed)
+            start_at = k
+            if rows.shape[0] > limit:
+                self._failed.append((limit, budget))
+                return None
         for j, card in enumerate(cards):
+            if j < start_at:
+                continue
             block = max(1, int(limit) // card)
             kept, survivors = [], 0
             for start in range(0, rows.shape[0], block):
@@ -163,11 +187,15 @@ class Component:
         top = max(self._cards())
         return np.int8 if top < 127 else np.int16 if top < 32767 else np.int32
 
-    def _filter(self, rows: np.ndarray, j: int) -> np.ndarray:
+    def _filter(
+        self, rows: np.ndarray, j: int, skip: Constraint | None = None
+    ) -> np.ndarray:
         """Keep rows (parameters 0..j assigned) that meet or may still meet the constraints."""
         for c in self._due[j]:
             if rows.shape[0] == 0:
                 return rows
+            if c is skip:
+                continue
             rows = rows[self._mask(c, rows)]
         for c in self._touch[j]:
             if rows.shape[0] == 0:
@@ -219,6 +247,8 @@ class Component:
         assert self._values is not None
         n = rows.shape[0]
         idx = [self._pos[name] for name in c.names]
+        if c.allowed is not None:
+            return c.allowed.member_rows(rows[:, idx])
         cols = {name: self._values[i][rows[:, i]] for name, i in zip(c.names, idx)}
 
         def as_dicts() -> list[dict[str, Any]]:
@@ -391,6 +421,14 @@ def join_order(
     """
     if len(params) <= 2 or not constraints:
         return list(params)
+    table = next((c for c in constraints if c.allowed is not None), None)
+    if (
+        table is not None
+    ):  # its rows seed the join: its parameters go first, in its order
+        by_name = {p.name: p for p in params}
+        head = [by_name[n] for n in table.names]
+        rest = [p for p in params if p.name not in table.names]
+        return head + rest
     sets = [set(c.names) for c in constraints]
     degree = {p.name: sum(p.name in cs for cs in sets) for p in params}
     placed: set[str] = set()

@@ -28,6 +28,9 @@ __all__ = ["Constraint"]
 class Constraint:
     """One requirement on configurations."""
 
+    #: set on AllowedTable constraints (see ensemble.space.allowed); None here
+    allowed: Any = None
+
     def __init__(
         self,
         rule: str | Callable[[dict[str, Any]], Any],

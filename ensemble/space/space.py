@@ -14,12 +14,13 @@ import hashlib
 import itertools
 import logging
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ensemble.errors import ConfigurationError, InfeasibleSpaceError, SpaceError
+from ensemble.space.allowed import AllowedTable
 from ensemble.space.canonical import canonical_json, config_hash, normalize_value
 from ensemble.space.components import Component, split_components
 from ensemble.space.constraints import Constraint
@@ -94,6 +95,35 @@ class SearchSpace:
         self._constraints.append(
             Constraint(rule, known=list(self._params), label=name, names=names)
         )
+        self._components = None
+        return self
+
+    def restrict_to(
+        self,
+        configs: Iterable[Mapping[str, Any]],
+        *,
+        name: str = "allowed configurations",
+    ) -> SearchSpace:
+        """Allow only the listed configurations (of the parameters their keys name).
+
+        For recorded spaces: the valid set is exactly what was measured.  Unlike
+        an equivalent callable, the table seeds exact counting and uniform
+        sampling directly, however large the grid of those parameters.
+        """
+        configs = list(configs)
+        if not configs:
+            raise SpaceError(
+                "restrict_to(): no configurations given; give at least one"
+            )
+        keys = list(configs[0])
+        unknown = [k for k in keys if k not in self._params]
+        if unknown:
+            raise SpaceError(
+                f"restrict_to(): unknown parameter(s) {unknown}; known parameters: "
+                f"{', '.join(self._params)}"
+            )
+        params = [p for n, p in self._params.items() if n in keys]
+        self._constraints.append(AllowedTable(params, configs, name))  # type: ignore[arg-type]
         self._components = None
         return self
 
@@ -447,7 +477,13 @@ class SearchSpace:
             )
         s = cls(*(parameter_from_json(p) for p in d["parameters"]))
         for c in d.get("constraints", []):
-            if "expression" in c:
+            if "allowed" in c:
+                names = c["allowed"]
+                s.restrict_to(
+                    (dict(zip(names, row)) for row in c["rows"]),
+                    name=c.get("label", "allowed configurations"),
+                )
+            elif "expression" in c:
                 s.require(c["expression"], name=c.get("label"))
             else:
                 _log.warning(
