@@ -55,6 +55,18 @@ def random_case(seed: int) -> tuple[SearchSpace, list[str]]:
         rules.append(rule)
     for r in rules:
         s.require(r)
+    if rng.random() < 0.3:  # a recorded subset over two or three parameters
+        k = int(rng.integers(2, 4))
+        chosen = [
+            params[int(i)] for i in rng.choice(len(params), size=k, replace=False)
+        ]
+        grid = list(itertools.product(*(p.values() for p in chosen)))
+        keep = rng.random(len(grid)) < 0.5
+        rows = [
+            dict(zip((p.name for p in chosen), g)) for g, kk in zip(grid, keep) if kk
+        ]
+        if rows:
+            s.restrict_to(rows)
     if (
         rng.random() < 0.5
     ):  # a closure with computed keys: assumed to read every parameter
