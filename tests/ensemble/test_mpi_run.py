@@ -37,7 +37,7 @@ def _launch(db: Path, out: Path, *extra: str, n: int = 3, mode: str = "central",
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run(
         [str(MPIRUN), "-n", str(n), sys.executable, __file__, str(db), str(out), *extra],
-        check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240,
+        check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )
 
 
