@@ -17,6 +17,7 @@ initial sample is uniform (see docs/MPI.md).
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any, ClassVar
 
@@ -27,6 +28,8 @@ from techniques.cstuner.grouping import deque_grouping, interaction_cvs, probe_c
 from techniques.cstuner.stopping import ApproximateStop
 
 __all__ = ["CsTuner"]
+
+_log = logging.getLogger("ensemble.techniques.cstuner")
 
 
 class CsTuner(BaseTechnique):
@@ -166,6 +169,10 @@ class CsTuner(BaseTechnique):
             rep = self._search.report()
             if rep is not None and (not self.reports or self.reports[-1] is not rep):
                 self.reports.append(rep)
+                _log.info(
+                    "CsTuner group %s: %s (%s) after %d generation(s), %d evaluations of a fixed "
+                    "budget of %d, %d saved; best %.6g", "+".join(rep.group), rep.mode, rep.reason,
+                    rep.generations, rep.evaluations, rep.budget, rep.saved, rep.best_value)
         self._group_index += 1
         if self._group_index >= len(self.groups) * self.rounds:
             self.phase = "done"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 
 import numpy as np
@@ -58,7 +59,8 @@ def test_cstuner_groups_searches_and_finishes() -> None:
     assert n < 8 * 8 * 8 * 9 * 9
 
 
-def test_cstuner_plateau_group_saves_evaluations() -> None:
+def test_cstuner_plateau_group_saves_evaluations(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="ensemble.techniques.cstuner")
     s = SearchSpace()
     s.add(Integer("x", 0, 63), Integer("y", 0, 63))
     tech = create_technique("CsTuner", seed=2, population=20, generations=10)
@@ -68,6 +70,38 @@ def test_cstuner_plateau_group_saves_evaluations() -> None:
     saved = tech.state_dict()["saved"]
     assert saved >= 100
     assert all(r["reason"] in ("cv", "exhaustive") for r in tech.state_dict()["reports"])
+    # the report line users see in the log
+    lines = [r.getMessage() for r in caplog.records if "saved" in r.getMessage()]
+    assert lines and all("fixed budget of 200" in m for m in lines if "(cv)" in m)
+
+
+def test_bandit_stops_asking_a_finished_cstuner() -> None:
+    s = SearchSpace()
+    s.add(Integer("x", 0, 5), Integer("y", 0, 5))
+    bandit = create_technique("AUCBandit", seed=1, arms=["CsTuner", "GA"])
+    bandit.bind(s, budget=None, rng=np.random.default_rng(1))
+    cs = bandit.arms[0]
+    n = 0
+    while n < 300:
+        for cfg in bandit.propose(4):
+            n += 1
+            h = s.config_hash(cfg)
+            bandit.observe(Trial(config=cfg, config_hash=h, value=float((cfg["x"] - 2) ** 2 + cfg["y"]),
+                                 state="OK", technique=bandit.credit_name(h) or "", duplicate=False,
+                                 evaluation=n))
+        if cs.done:
+            break
+    assert cs.done
+    def refuse(n: int) -> list:
+        raise AssertionError("the bandit asked a technique that reported done")
+
+    cs.propose = refuse
+    for _ in range(10):                   # the other arm keeps going; CsTuner is never asked
+        for cfg in bandit.propose(4):
+            n += 1
+            h = s.config_hash(cfg)
+            bandit.observe(Trial(config=cfg, config_hash=h, value=1.0, state="OK",
+                                 technique=bandit.credit_name(h) or "", duplicate=False, evaluation=n))
 
 
 def test_failures_do_not_break_grouping() -> None:
