@@ -31,7 +31,7 @@ def _need_mpi() -> None:
         pytest.skip(f"no mpirun next to {sys.executable}; pip install 'ensemble-tuner[mpi]'")
 
 
-def _launch(db: Path, out: Path, *extra: str, n: int = 3, mode: str = "central",
+def _launch(db: Path | str, out: Path, *extra: str, n: int = 3, mode: str = "central",
             ) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, ENSEMBLE_MPI_SEARCH=mode)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
@@ -129,6 +129,41 @@ def test_app_main_under_mpirun_prints_once(tmp_path: Path) -> None:
     assert len(_rows(db, "SELECT id FROM runs")) == 1
 
 
+@pytest.mark.mpi
+@pytest.mark.server_db
+def test_three_ranks_share_one_postgresql_run(tmp_path: Path) -> None:
+    """Across nodes the ranks share a PostgreSQL database; same guarantees as SQLite."""
+    url = os.environ.get("TEST_DB_URL")
+    if not url:
+        pytest.skip("TEST_DB_URL is not set (a PostgreSQL URL; .ci/run starts one)")
+    _need_mpi()
+    import uuid
+
+    import sqlalchemy as sa
+
+    name = f"mpi-pg-{uuid.uuid4().hex[:10]}"
+    proc = _launch(url, tmp_path / "out.json", "--limit", "30", "--run-name", name)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    res = json.loads((tmp_path / "out.json").read_text())
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as con:
+            run_id = con.execute(sa.text("SELECT id FROM runs WHERE name = :n"), {"n": name}).scalar_one()
+            per_config = con.execute(sa.text(
+                "SELECT q.configuration_id, COUNT(*) FROM results r JOIN requests q ON q.id = r.request_id "
+                "WHERE q.run_id = :r AND NOT q.duplicate GROUP BY q.configuration_id"), {"r": run_id}).all()
+            workers = {w.rsplit(":", 1)[-1] for (w,) in con.execute(sa.text(
+                "SELECT DISTINCT worker FROM requests WHERE run_id = :r AND state = 'OK' AND NOT duplicate"),
+                {"r": run_id})}
+            best = con.execute(sa.text("SELECT MIN(value) FROM results WHERE run_id = :r AND state = 'OK'"),
+                               {"r": run_id}).scalar_one()
+    finally:
+        engine.dispose()
+    assert workers == {"rank0", "rank1", "rank2"}
+    assert per_config and all(n == 1 for _, n in per_config)
+    assert res[0]["best_value"] == pytest.approx(best)
+
+
 def _main(argv: list[str]) -> None:
     import argparse
 
@@ -146,6 +181,7 @@ def _main(argv: list[str]) -> None:
     ap.add_argument("--sleep", type=float, default=0.02)
     ap.add_argument("--island-log", action="store_true")
     ap.add_argument("--via-main", action="store_true")
+    ap.add_argument("--run-name", default="mpi-test")
     ns = ap.parse_args(argv)
     info = detect()
     rank = info.rank if info else 0
@@ -167,7 +203,8 @@ def _main(argv: list[str]) -> None:
         status = Bowl.main(["--database", f"sqlite:///{ns.db}", "--run-name", "via-main", "--technique",
                             "IslandGA", "--test-limit", str(ns.limit), "--seed", "5", "--quiet"])
         raise SystemExit(status)
-    settings = RunSettings(technique="IslandGA", database=f"sqlite:///{ns.db}", run_name="mpi-test",
+    url = ns.db if "://" in ns.db else f"sqlite:///{ns.db}"
+    settings = RunSettings(technique="IslandGA", database=url, run_name=ns.run_name,
                            test_limit=ns.limit, seed=5, resume=ns.resume, quiet=True)
     technique = None
     if ns.island_log:
