@@ -87,7 +87,7 @@ def _tune(app: Any, seeds: list[dict[str, Any]], budget: int, parallelism: int, 
     Tries ``ensemble.tune`` with each of TECHNIQUES in turn (a technique that
     does not load is skipped), then falls back to seeded random sampling.
     """
-    from ensemble import tune
+    from ensemble.tune import tune
 
     how = ""
     for tech in TECHNIQUES:
@@ -139,8 +139,8 @@ def _row(st: Any, base: dict[str, Any], best: dict[str, Any], bw: float, peak: f
     r: dict[str, Any] = {"stencil": st.name, "size": st.shape[0], "bytes": nbytes, "flops": flops,
                          "roofline_ms": roof * 1e3, "bound": "memory" if nbytes / bw >= flops / peak else "compute"}
     for tag, m in (("base", base), ("tuned", best)):
-        t = m.get("time")
-        ok = m.get("state") == "OK" and t
+        t = float(m.get("time") or 0.0)
+        ok = m.get("state") == "OK" and t > 0
         r[f"{tag}_ms"] = t * 1e3 if ok else None
         r[f"{tag}_gbs"] = nbytes / t / 1e9 if ok else None
         r[f"{tag}_copy_frac"] = nbytes / t / bw if ok else None
@@ -156,6 +156,9 @@ def _row(st: Any, base: dict[str, Any], best: dict[str, Any], bw: float, peak: f
 def _table(rows: list[dict[str, Any]], title: str) -> str:
     def f(v: Any, p: int = 2) -> str:
         return "-" if v is None else (f"{v:.{p}f}" if isinstance(v, float) else str(v))
+
+    def pct(v: Any) -> str:
+        return "-" if v is None else f"{100 * float(v):.0f}"
     lines = [f"### {title}", "",
              ("| stencil | N | bound | roofline ms | base ms | base % roof | tuned ms | tuned % roof | tuned GB/s "
               "| % copy BW | speedup | regs base/tuned | spills tuned |"),
@@ -163,9 +166,9 @@ def _table(rows: list[dict[str, Any]], title: str) -> str:
     for r in rows:
         lines.append(
             f"| {r['stencil']} | {r['size']} | {r['bound']} | {f(r['roofline_ms'], 3)} | {f(r['base_ms'], 3)} | "
-            f"{f(100 * r['base_roof_frac'] if r['base_roof_frac'] else None, 0)} | {f(r['tuned_ms'], 3)} | "
-            f"{f(100 * r['tuned_roof_frac'] if r['tuned_roof_frac'] else None, 0)} | {f(r['tuned_gbs'], 0)} | "
-            f"{f(100 * r['tuned_copy_frac'] if r['tuned_copy_frac'] else None, 1)} | {f(r['speedup'])} | "
+            f"{pct(r['base_roof_frac'])} | {f(r['tuned_ms'], 3)} | "
+            f"{pct(r['tuned_roof_frac'])} | {f(r['tuned_gbs'], 0)} | "
+            f"{pct(r['tuned_copy_frac'])} | {f(r['speedup'])} | "
             f"{f(r['base_regs'])}/{f(r['tuned_regs'])} | {f(r['tuned_spills'])} |")
     return "\n".join(lines)
 

@@ -36,8 +36,9 @@ def make_stencil_from_args(args: argparse.Namespace) -> Stencil:
         if getattr(args, "dtype", None) == "float32":
             raise ConfigurationError("--dtype float32: the csTuner stencils are double precision; drop --dtype")
         return st
+    radius = getattr(args, "radius", None)
     return synthetic(getattr(args, "pattern", None) or "star", getattr(args, "dims", None) or 3,
-                     getattr(args, "radius", None) if getattr(args, "radius", None) is not None else 1,
+                     1 if radius is None else int(radius),
                      size=size or 256, dtype=getattr(args, "dtype", None) or "float32",
                      seed=getattr(args, "weights_seed", None) or 0)
 

@@ -71,24 +71,27 @@ def _d8(g: Accessor, axis: int, f: Callable[[tuple[int, int, int]], Expr]) -> Ex
     return total([c * (f(_off(axis, m)) - f(_off(axis, -m))) for m, c in enumerate(_C8, start=1)])
 
 
-def _hypterm(out: int) -> Callable[[Accessor], Expr]:
-    mom = ("cons_imx", "cons_imy", "cons_imz")
-    vel = ("q_u", "q_v", "q_w")
+_MOM = ("cons_imx", "cons_imy", "cons_imz")
+_VEL = ("q_u", "q_v", "q_w")
 
+
+def _hyp_flux(g: Accessor, out: int, d: int, o: tuple[int, int, int]) -> Expr:
+    """Flux of conserved quantity ``out`` in direction ``d`` (0 = x) at offset ``o``."""
+    v = g(_VEL[d], *o)
+    if out == 0:
+        return g(_MOM[d], *o)
+    if out in (1, 2, 3):
+        f = g(_MOM[out - 1], *o) * v
+        return f + g("q_p", *o) if out - 1 == d else f
+    return (g("cons_e", *o) + g("q_p", *o)) * v
+
+
+def _hypterm(out: int) -> Callable[[Accessor], Expr]:
     def f(g: Accessor) -> Expr:
         terms = []
         for d, axis in enumerate((2, 1, 0)):  # x, y, z directions
-            v = vel[d]
-            if out == 0:
-                fn = lambda o, d=d: g(mom[d], *o)
-            elif out in (1, 2, 3):
-                m = mom[out - 1]
-                if out - 1 == d:
-                    fn = lambda o, m=m, v=v: g(m, *o) * g(v, *o) + g("q_p", *o)
-                else:
-                    fn = lambda o, m=m, v=v: g(m, *o) * g(v, *o)
-            else:
-                fn = lambda o, v=v: (g("cons_e", *o) + g("q_p", *o)) * g(v, *o)
+            def fn(o: tuple[int, int, int], d: int = d) -> Expr:
+                return _hyp_flux(g, out, d, o)
             terms.append(g.w(d) * _d8(g, axis, fn))
         return -total(terms)
 
@@ -116,7 +119,7 @@ def _addsgd(order: int, c: int) -> Callable[[Accessor], Expr]:
             if order == 4:
                 def inner(p: int, axis: int = axis) -> Expr:
                     return v(_off(axis, p + 1)) - 2.0 * v(_off(axis, p)) + v(_off(axis, p - 1))
-                outer = ((1, 1.0), (0, -2.0), (-1, 1.0))
+                outer: tuple[tuple[int, float], ...] = ((1, 1.0), (0, -2.0), (-1, 1.0))
             else:
                 def inner(p: int, axis: int = axis) -> Expr:
                     return (v(_off(axis, p + 1)) - 3.0 * v(_off(axis, p)) + 3.0 * v(_off(axis, p - 1))

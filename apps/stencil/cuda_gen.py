@@ -323,14 +323,14 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
     def tile_load(arr: str, plane: str, into: str) -> list[str]:
         """Cooperative load of one plane tile of ``arr``; ``into`` 'smem' or 'reg'."""
         out = []
-        for e in range(n_el):
-            i = f"(tid + {e * nt})"
-            cond = f"{i} < {th * tw}" if (e + 1) * nt > th * tw else None
+        for el in range(n_el):
+            i = f"(tid + {el * nt})"
+            cond = f"{i} < {th * tw}" if (el + 1) * nt > th * tw else None
             src = f"__ldg(&{arr}[tbase0 + ({plane}) * {PZ} + ({i} / {tw}) * {PX} + ({i} % {tw})])"
             if into == "smem":
                 stmt = f"s_{arr}[{i}] = {src};"
             else:
-                stmt = f"pf_{arr}_{e} = {src};"
+                stmt = f"pf_{arr}_{el} = {src};"
             out.append(f"    if ({cond}) {stmt}" if cond else f"    {stmt}")
         return out
 
@@ -365,7 +365,7 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
             if k[0] not in staged:
                 L.append(f"  {T} n_{qn[k]} = __ldg(&{k[0]}[base0 + {cols[k][1]} * {PZ} + {k[1] * PX + k[2]}]);")
         for arr in sorted(staged):
-            L.append(f"  {T} {', '.join(f'pf_{arr}_{e}' for e in range(n_el))};")
+            L.append(f"  {T} {', '.join(f'pf_{arr}_{el}' for el in range(n_el))};")
             L.append("  {")
             L.extend(tile_load(arr, str(arr_hi[arr]), "reg"))
             L.append("  }")
@@ -374,11 +374,11 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
     if staged:
         for arr in sorted(staged):
             if pf:
-                for e in range(n_el):
-                    i = f"(tid + {e * nt})"
-                    cond = f"{i} < {th * tw}" if (e + 1) * nt > th * tw else None
-                    s = f"s_{arr}[{i}] = pf_{arr}_{e};"
-                    L.append(f"    if ({cond}) {s}" if cond else f"    {s}")
+                for el in range(n_el):
+                    i = f"(tid + {el * nt})"
+                    cond = f"{i} < {th * tw}" if (el + 1) * nt > th * tw else None
+                    st_ = f"s_{arr}[{i}] = pf_{arr}_{el};"
+                    L.append(f"    if ({cond}) {st_}" if cond else f"    {st_}")
             else:
                 L.extend(tile_load(arr, f"z + {arr_hi[arr]}", "smem"))
         L.append("    __syncthreads();")

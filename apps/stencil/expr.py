@@ -214,7 +214,7 @@ def total(terms: list[Any]) -> Expr:
     if not items:
         return Const(0.0)
     while len(items) > 1:
-        nxt = [Bin("+", items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]
+        nxt: list[Expr] = [Bin("+", items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]
         if len(items) % 2:
             nxt.append(items[-1])
         items = nxt

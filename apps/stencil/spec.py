@@ -19,7 +19,7 @@ branches.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -188,7 +188,7 @@ class Stencil:
                                       points[0].shape).copy() for name, e in self.outputs}
 
 
-def make_stencil(name: str, inputs: list[str], outputs: dict[str, Callable[[Accessor], Expr]] | dict[str, Expr],
+def make_stencil(name: str, inputs: list[str], outputs: Mapping[str, Callable[[Accessor], Expr] | Expr],
                  *, coefs: list[float], shape: tuple[int, int, int], dtype: str = "float64",
                  line_arrays: list[tuple[str, int]] | None = None, meta: dict | None = None) -> Stencil:
     """Build a ``Stencil``; the halo is derived from the offsets the formulas use."""

@@ -78,3 +78,19 @@ def test_wrong_output_is_invalid() -> None:
     runner.ref["out"][3, 4, 5] += 1.0
     res = runner(opencl_baseline())
     assert res.state == "INVALID" and "wrong output" in (res.reason or "")
+
+
+def test_command_line_tunes_a_small_stencil(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The README demo, shrunk: ``python -m apps.stencil ... --backend opencl`` finds a valid best."""
+    import json
+
+    from apps.stencil.__main__ import main
+
+    be = _backend()
+    db = tmp_path / "t.db"
+    rc = main(["--pattern", "star", "--dims", "3", "--radius", "1", "--backend", "opencl", "--size", "16",
+               "--test-limit", "4", "--database", f"sqlite:///{db}", "--report", str(tmp_path / "r"), "--quiet",
+               "--platform", os.environ.get("ENSEMBLE_TEST_OPENCL_PLATFORM") or be.platform_name])
+    assert rc == 0
+    best = json.loads((tmp_path / "r" / "best.json").read_text())
+    assert best
