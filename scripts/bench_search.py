@@ -210,6 +210,28 @@ def run_technique(name: str, space: RecordedSpace, mode: str, budget: int, seed:
     return out
 
 
+def technique_label(name: str) -> str:
+    """The registry name of a technique given as "module:attr" (its class's ``name``)."""
+    if ":" not in name:
+        return name
+    from ensemble import registry
+
+    try:
+        return str(getattr(registry.resolve(name), "name", name))
+    except Exception:
+        return name
+
+
+def _map(jobs: int, fn: Callable[..., Any], arglists: list[tuple[Any, ...]]) -> list[Any]:
+    """fn over the argument tuples, in order; over ``jobs`` forked processes when jobs > 1."""
+    if jobs <= 1:
+        return [fn(*a) for a in arglists]
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        return pool.starmap(fn, arglists)
+
+
 def peer_input(space: RecordedSpace, mode: str, budget: int, seeds: Sequence[int],
                strategies: Sequence[str]) -> dict[str, Any]:
     """What a peer script needs: parameters, the replay table in the space mode, budget, seeds."""
@@ -291,7 +313,8 @@ def evaluate_space(path: str, args: argparse.Namespace) -> dict[str, Any]:
     timed("random search (check, %d repeats)" % len(rseeds),
           lambda: [run_reference_random(space, mode, meth.budget, s) for s in rseeds])
     for name in args.techniques:
-        timed(name, lambda name=name: [run_technique(name, space, mode, meth.budget, s) for s in seeds])
+        timed(technique_label(name), lambda name=name: _map(args.jobs, run_technique,
+                                                            [(name, space, mode, meth.budget, s) for s in seeds]))
     for prefix, (fut, started) in futures.items():
         timed(prefix, lambda fut=fut, prefix=prefix: {f"{prefix} {k}": v for k, v in fut.result().items()})
         timing[prefix] = time.perf_counter() - started  # wall time since launch (ran concurrently)
@@ -342,6 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--techniques", type=lambda s: [t for t in s.split(",") if t], default=["default", *BASE_TECHNIQUES])
     p.add_argument("--peers", type=lambda s: [t for t in s.split(",") if t], default=["opentuner", "kerneltuner"])
     p.add_argument("--kt-strategies", type=lambda s: s.split(","), default=list(KT_STRATEGIES))
+    p.add_argument("--jobs", type=int, default=1, help="processes for our techniques' independent seeds")
     p.add_argument("--peer-jobs", type=int, default=2, help="processes for OpenTuner's independent seeds")
     p.add_argument("--peer-timeout", type=float, default=1800.0)
     p.add_argument("--json-out", default=None)
