@@ -67,6 +67,8 @@ class BaseTechnique(Technique):
         self.best_config: dict[str, Any] | None = None
         self.known: dict[str, float] = {}
         self.evaluations = 0  # own unique evaluations observed
+        self._valid_count: int | None | bool = False  # False: not counted yet
+        self._exhausted = False
 
     # -- binding -----------------------------------------------------------
     def bind(self, space: Any, *, budget: int | None, rng: np.random.Generator | None = None) -> None:
@@ -134,6 +136,25 @@ class BaseTechnique(Technique):
         """Known value of ``config`` (own or foreign), or None."""
         return self.known.get(self.hash(config))
 
+    @property
+    def done(self) -> bool:
+        return self._exhausted
+
+    def exhausted(self) -> bool:
+        """True when every valid configuration of a (small) space is known; then ``done``.
+
+        Counted once, lazily, and only for spaces of at most 10^5 points in the
+        product, so it costs nothing on the large spaces where it cannot happen.
+        """
+        if self._exhausted:
+            return True
+        if self._valid_count is False:
+            size = self.space.size
+            self._valid_count = self.space.count_valid(limit=100_000) if size <= 100_000 else None
+        if isinstance(self._valid_count, int) and not isinstance(self._valid_count, bool):
+            self._exhausted = len(self.known) >= self._valid_count
+        return self._exhausted
+
     def random_config(self) -> dict[str, Any]:
         """A valid configuration drawn by the space (constraints hold)."""
         return dict(self.space.sample(self.rng, 1)[0])
@@ -153,7 +174,13 @@ class BaseTechnique(Technique):
         return self.encode(self.random_config())
 
     def start_point(self) -> np.ndarray:
-        """Where local techniques start: the best known configuration, else a random one."""
+        """Where local techniques start: the best known configuration, else a random one.
+
+        After a sequential technique got stuck on known points (``escape``), once at random.
+        """
+        if getattr(self, "escape", False):
+            self.escape = False
+            return self.random_point()
         if self.best_config is not None and math.isfinite(self.best_value):
             return self.encode(self.best_config)
         return self.random_point()
@@ -172,8 +199,8 @@ class SequentialTechnique(BaseTechnique):
 
     #: restart the generator after this many duplicate results in a row
     max_stall: ClassVar[int] = 8
-    #: most steps answered locally inside one propose() before handing one out anyway
-    max_local: ClassVar[int] = 200
+    #: steps answered locally inside one propose() before a random restart (twice that: hand one out)
+    max_local: ClassVar[int] = 25
 
     def __init__(self, *, seed: int | None = None, **options: Any) -> None:
         super().__init__(seed=seed, **options)
@@ -187,6 +214,7 @@ class SequentialTechnique(BaseTechnique):
         self._started = False
         self.restarts = 0
         self.last_trial: Trial | None = None
+        self.escape = False  # set when stuck on known points: the next run starts at random
 
     @abc.abstractmethod
     def steps(self) -> Generator[Step, Any, None]:
@@ -261,9 +289,16 @@ class SequentialTechnique(BaseTechnique):
             self._advance()
             if not self._pending_indices():
                 local += 1
-                if local >= self.max_local:
-                    # everything it asks for is known: hand one out anyway; the driver
-                    # answers it as a duplicate and the stall counter restarts us
+                if local == self.max_local:
+                    # everything it asks for is known: stop if the space is used up,
+                    # else begin again somewhere random
+                    if self.exhausted():
+                        return []
+                    self.escape = True
+                    self._restart()
+                elif local >= 2 * self.max_local:
+                    # still only known points: hand one out; the driver answers it as a
+                    # duplicate (no budget) and the stall counter restarts us
                     self._step_values[0] = None
                     self._handed = 0
         return out

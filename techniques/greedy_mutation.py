@@ -44,10 +44,17 @@ class GreedyMutation(BaseTechnique):
         x = self.encode(self.best_config)
         out: list[dict[str, Any]] = []
         for _ in range(n):
-            mask = self.rng.random(len(x)) < self.rate
-            if not mask.any():
-                mask[self.rng.integers(len(x))] = True
-            out.append(self.decode(np.clip(self._mutate(x, mask), 0.0, 1.0)))
+            for _attempt in range(20):  # prefer a mutant nobody has measured yet
+                mask = self.rng.random(len(x)) < self.rate
+                if not mask.any():
+                    mask[self.rng.integers(len(x))] = True
+                config = self.decode(np.clip(self._mutate(x, mask), 0.0, 1.0))
+                if self.hash(config) not in self.known:
+                    break
+            else:
+                if self.exhausted():
+                    break
+            out.append(config)
         return out
 
 

@@ -30,11 +30,6 @@ class Random(BaseTechnique):
     def _on_bind(self) -> None:
         self._proposed: set[str] = set()
         self._rest: list[dict[str, Any]] | None = None
-        self._exhausted = False
-
-    @property
-    def done(self) -> bool:
-        return self._exhausted
 
     def _seen(self, h: str) -> bool:
         return h in self._proposed or h in self.known
