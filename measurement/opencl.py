@@ -16,6 +16,7 @@ check on the event timer.  PyOpenCL is imported when a backend is created.
 
 from __future__ import annotations
 
+import logging
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -27,6 +28,8 @@ import numpy as np
 from ensemble.errors import ConfigurationError, EnsembleError, MissingExtraError
 from ensemble.result import Result
 from measurement.verify import Verdict
+
+_log = logging.getLogger("ensemble.measurement.opencl")
 
 __all__ = ["Image3D", "OpenCLBackend", "OpenCLBuildError", "list_devices", "opencl_available"]
 
@@ -97,6 +100,45 @@ def _pick(items: Sequence[Any], want: int | str | None, what: str) -> Any:
     raise ConfigurationError(f"{what}={want!r} matches none of {[x.name for x in items]}; pass a name part or index")
 
 
+
+_PROBE = "__kernel void ensemble_probe(__global float *a) { a[get_global_id(0)] = 1.0f; }"
+
+
+def _first_usable(cl: Any, platforms: Sequence[Any]) -> tuple[Any, Any]:
+    """The first (platform, device) that can actually build a kernel.
+
+    Why: an installed platform can list devices and still fail every build.
+    PoCL 3.0 from PyPI (pocl-binary-distribution, LLVM 14) answers "unknown
+    target CPU 'generic'" on CPUs newer than its LLVM (AMD family 1Ah, for
+    one), while Debian's pocl-opencl-icd (LLVM 15) works on the same machine.
+    Without an explicit --platform we skip such platforms instead of turning
+    every trial into a FAILED build.
+    """
+    problems: list[str] = []
+    for plat in platforms:
+        try:
+            devices = plat.get_devices()
+        except cl.Error as exc:
+            problems.append(f"{plat.name}: {exc}")
+            continue
+        for dev in devices:
+            try:
+                ctx = cl.Context([dev])
+                cl.Program(ctx, _PROBE).build()
+            except cl.Error as exc:
+                first = [ln for ln in str(exc).splitlines() if "error" in ln.lower()]
+                problems.append(f"{plat.name} / {dev.name}: {(first or [str(exc)])[-1][:160]}")
+                continue
+            if problems:
+                _log.warning("OpenCL: skipped platforms that cannot build kernels here: %s", "; ".join(problems))
+            return plat, dev
+    raise EnsembleError(
+        "OpenCLBackend: no OpenCL device here can build a kernel ("
+        + "; ".join(problems)
+        + "). PoCL from PyPI (LLVM 14) does not know some newer CPUs: install Debian's "
+        "`apt-get install pocl-opencl-icd`, or pass --platform/--device for a GPU ICD."
+    )
+
 class OpenCLBackend:
     """One OpenCL device with a profiling queue."""
 
@@ -106,8 +148,11 @@ class OpenCLBackend:
         platforms = cl.get_platforms()
         if not platforms:
             raise EnsembleError("OpenCLBackend: no OpenCL platform; install pocl-binary-distribution or a GPU ICD")
-        plat = _pick(platforms, platform, "platform")
-        self.device = _pick(plat.get_devices(), device, "device")
+        if platform is None and device is None:
+            plat, self.device = _first_usable(cl, platforms)
+        else:
+            plat = _pick(platforms, platform, "platform")
+            self.device = _pick(plat.get_devices(), device, "device")
         self.platform_name = plat.name
         self.name = self.device.name
         self.context = cl.Context([self.device])
