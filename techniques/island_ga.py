@@ -149,6 +149,8 @@ class IslandModel:
                 if g not in ga.fitness and v is not None and math.isfinite(v):
                     ga.tell(g, v)     # the sender measured it: no second measurement
             ga.receive(genomes)
+            _log.debug("island %d received %d migrant(s) from island %d (sent at generation %d)",
+                       island, len(genomes), msg["from"], msg["generation"])
             self.migrations.append({
                 "event": "received", "island": island, "from": msg["from"],
                 "generation": gen, "sent_generation": msg["generation"],

@@ -104,3 +104,27 @@ def test_island_ga_technique_on_a_constrained_space() -> None:
     assert got == {1, 2}
     state = tech.state_dict()
     assert set(state["islands"]) == {"0", "1", "2"} and state["migrations"]
+
+
+def test_island_ga_as_an_arm_of_the_auc_bandit() -> None:
+    from ensemble import Integer, SearchSpace, Trial
+    from ensemble.registry import create_technique
+
+    space = SearchSpace().add(Integer("x", 0, 31), Integer("y", 0, 31))
+    bandit = create_technique("AUCBandit", seed=2, arms=["IslandGA", "Random"])
+    bandit.bind(space, budget=300, rng=np.random.default_rng(2))
+    credited: dict[str, int] = {}
+    for n in range(300):
+        batch = bandit.propose(1)
+        if not batch:
+            continue
+        cfg = batch[0]
+        h = space.config_hash(cfg)
+        name = bandit.credit_name(h) or ""
+        credited[name] = credited.get(name, 0) + 1
+        bandit.observe(Trial(config=cfg, config_hash=h, value=float((cfg["x"] - 20) ** 2 + (cfg["y"] - 3) ** 2),
+                             state="OK", technique=name, duplicate=False, evaluation=n))
+    assert credited.get("IslandGA", 0) > 0
+    island = next(a for a in bandit.arms if a.name == "IslandGA")
+    assert island.model is not None and any(ga.generation > 0 for ga in island.model.islands.values())
+    assert bandit.best_value <= 2.0
