@@ -163,16 +163,52 @@ def run_reference_random(space: RecordedSpace, mode: str, budget: int, seed: int
     return [_lookup_scalar(space, keys[i]) for i in order]
 
 
+class RunValues(list):
+    """Values of one run; ``cut`` is True when the run hit the wall-clock guard."""
+
+    cut = False
+
+
+class _RunTimeout(Exception):
+    pass
+
+
 def run_technique(name: str, space: RecordedSpace, mode: str, budget: int, seed: int,
-                  *, max_stall: int = 2000) -> list[float]:
+                  *, max_stall: int = 2000, max_seconds: float | None = None) -> list[float]:
     """Drive one of our techniques with the search driver's semantics, in memory.
 
     propose(1) / observe(Trial) one at a time (parallelism 1); a configuration
     already evaluated is answered from memory as a duplicate Trial and does not
     count; the loop ends at ``budget`` unique evaluations, when the technique
     is done, when the space is exhausted, or after ``max_stall`` proposals in a
-    row that brought nothing new.
+    row that brought nothing new. ``max_seconds`` is a guard against a
+    technique that spins inside one propose(): the run is cut there, keeps
+    its best for the rest of the axis, and is reported as cut.
     """
+    if max_seconds:
+        import signal
+
+        def _alarm(signum: int, frame: Any) -> None:
+            raise _RunTimeout()
+
+        old = signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, max_seconds)
+        out = RunValues()
+        try:
+            _drive(name, space, mode, budget, seed, max_stall, out)
+        except _RunTimeout:
+            out.cut = True
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+        return out
+    out = RunValues()
+    _drive(name, space, mode, budget, seed, max_stall, out)
+    return out
+
+
+def _drive(name: str, space: RecordedSpace, mode: str, budget: int, seed: int, max_stall: int,
+           out: list[float]) -> None:
     from ensemble import registry
     from ensemble.technique import Trial
 
@@ -184,7 +220,6 @@ def run_technique(name: str, space: RecordedSpace, mode: str, budget: int, seed:
     tech.bind(sspace, budget=budget, rng=np.random.default_rng(seed))
     size = space.size(mode)
     seen: dict[tuple[Any, ...], float] = {}
-    out: list[float] = []
     stall = 0
     while len(out) < budget and len(seen) < size and not tech.done and stall < max_stall:
         configs = tech.propose(1)
@@ -207,7 +242,11 @@ def run_technique(name: str, space: RecordedSpace, mode: str, budget: int, seed:
             leaf = tech.credit_name(chash) if hasattr(tech, "credit_name") else name
             tech.observe(Trial(config=config, config_hash=chash, value=value, state=state, technique=leaf,
                                duplicate=duplicate, evaluation=len(out)))
-    return out
+
+
+def _run_technique_args(name: str, space: RecordedSpace, mode: str, budget: int, seed: int,
+                        max_stall: int, max_seconds: float | None) -> list[float]:
+    return run_technique(name, space, mode, budget, seed, max_stall=max_stall, max_seconds=max_seconds)
 
 
 def technique_label(name: str) -> str:
@@ -313,8 +352,8 @@ def evaluate_space(path: str, args: argparse.Namespace) -> dict[str, Any]:
     timed("random search (check, %d repeats)" % len(rseeds),
           lambda: [run_reference_random(space, mode, meth.budget, s) for s in rseeds])
     for name in args.techniques:
-        timed(technique_label(name), lambda name=name: _map(args.jobs, run_technique,
-                                                            [(name, space, mode, meth.budget, s) for s in seeds]))
+        timed(technique_label(name), lambda name=name: _map(args.jobs, _run_technique_args,
+                                                            [(name, space, mode, meth.budget, s, 2000, args.run_timeout) for s in seeds]))
     for prefix, (fut, started) in futures.items():
         timed(prefix, lambda fut=fut, prefix=prefix: {f"{prefix} {k}": v for k, v in fut.result().items()})
         timing[prefix] = time.perf_counter() - started  # wall time since launch (ran concurrently)
@@ -324,7 +363,7 @@ def evaluate_space(path: str, args: argparse.Namespace) -> dict[str, Any]:
         traces = np.array([meth.trace(v) for v in per_seed])
         sc = meth.scores(traces)
         table[label] = {"score": float(sc.mean()), "sem": float(sc.std(ddof=1) / math.sqrt(len(sc))) if len(sc) > 1 else 0.0,
-                        "repeats": len(sc), "unique_evals": float(np.mean([min(len(v), meth.budget) for v in per_seed])),
+                        "repeats": len(sc), "cut_runs": sum(bool(getattr(v, "cut", False)) for v in per_seed), "unique_evals": float(np.mean([min(len(v), meth.budget) for v in per_seed])),
                         "final_best_over_opt": float(traces[:, -1].mean() / meth.f_opt) if meth.f_opt else None}
         print(f"  {label:40s} score {table[label]['score']:+.3f} ± {table[label]['sem']:.3f}", file=sys.stderr)
     return {"space": space_name(path), "mode": mode, "size": space.size(mode), "budget": meth.budget,
@@ -348,7 +387,9 @@ def markdown(report: dict[str, Any]) -> str:
               "| tuner | " + " | ".join(spaces) + " |", "|---" * (len(spaces) + 1) + "|"]
     for lab in labels:
         cells = [r["results"].get(lab, {}).get("unique_evals") for r in report["spaces"]]
-        lines.append(f"| {lab} | " + " | ".join("-" if c is None else f"{c:.0f}" for c in cells) + " |")
+        cuts = [r["results"].get(lab, {}).get("cut_runs", 0) for r in report["spaces"]]
+        lines.append(f"| {lab} | " + " | ".join("-" if c is None else f"{c:.0f}" + (f" ({k} cut)" if k else "")
+                                                for c, k in zip(cells, cuts)) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -366,6 +407,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--peers", type=lambda s: [t for t in s.split(",") if t], default=["opentuner", "kerneltuner"])
     p.add_argument("--kt-strategies", type=lambda s: s.split(","), default=list(KT_STRATEGIES))
     p.add_argument("--jobs", type=int, default=1, help="processes for our techniques' independent seeds")
+    p.add_argument("--run-timeout", type=float, default=None, metavar="SEC",
+                   help="guard: cut one of our runs after SEC wall seconds (reported as cut)")
     p.add_argument("--peer-jobs", type=int, default=2, help="processes for OpenTuner's independent seeds")
     p.add_argument("--peer-timeout", type=float, default=1800.0)
     p.add_argument("--json-out", default=None)
