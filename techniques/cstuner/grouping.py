@@ -59,6 +59,17 @@ def _key(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
+def _scaled(scale: Mapping[Any, float], value: Any) -> float | None:
+    """The scale of ``value``; off-grid numbers (e.g. sampled floats) take their nearest grid value."""
+    x = scale.get(_key(value))
+    if x is not None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return x
+    numeric = [k for k in scale if isinstance(k, (int, float)) and not isinstance(k, bool)]
+    if not numeric:
+        return None
+    return scale[min(numeric, key=lambda k: abs(k - value))]
+
+
 def _cv(xs: Sequence[float]) -> float:
     """Coefficient of variation (population std / |mean|); 0 for constant data."""
     if len(xs) < 2:
@@ -85,18 +96,18 @@ def pair_cv(
     used (the paper's "others fixed at the best sample"); if that leaves fewer
     than two values of q, all records are used instead (a random dataset).
     """
-    anchor = scale_p.get(_key(base[p])) if base is not None and p in base else None
+    anchor = _scaled(scale_p, base[p]) if base is not None and p in base else None
 
     def tie_rank(cfg: Mapping[str, Any]) -> tuple[float, float]:
         # Equal objective values: prefer the p value nearest the base, so ties do
         # not read as interaction (CV stays 0 when p's best does not move).
-        x = scale_p[_key(cfg[p])]
+        x = _scaled(scale_p, cfg[p]) or 0.0
         return (abs(x - anchor) if anchor is not None else 0.0, x)
 
     def buckets(rows: Sequence[Record]) -> dict[Any, Record]:
         best: dict[Any, Record] = {}
         for cfg, val in rows:
-            if not math.isfinite(val):
+            if not math.isfinite(val) or _scaled(scale_p, cfg[p]) is None:
                 continue
             k = _key(cfg[q])
             old = best.get(k)
@@ -113,7 +124,7 @@ def pair_cv(
             chosen = buckets(rows)
     else:
         chosen = buckets(rows)
-    return _cv([scale_p[_key(cfg[p])] for cfg, _ in chosen.values()])
+    return _cv([_scaled(scale_p, cfg[p]) or 0.0 for cfg, _ in chosen.values()])
 
 
 def _spread(values: Sequence[Any], k: int | None, keep: Any = None) -> list[Any]:

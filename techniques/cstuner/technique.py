@@ -36,7 +36,8 @@ class CsTuner(BaseTechnique):
     """csTuner's grouped GA with approximate stopping.
 
     Options: ``samples`` (initial random sample, default 2 x parameters, at
-    least 10), ``probe_budget`` (evaluations for the pairwise probes),
+    least 10), ``probe_budget`` (evaluations for the pairwise probes, at
+    most a third of the run's budget when it has one),
     ``cv_threshold`` and ``max_group`` (grouping), ``population`` and
     ``generations`` (the fixed GA budget per group), ``top_n`` and
     ``stop_threshold`` (approximate stopping), ``rounds`` (passes over the groups).
@@ -149,7 +150,11 @@ class CsTuner(BaseTechnique):
         pairs = len(self.names) * (len(self.names) - 1) // 2
         if pairs == 0:
             return []
-        per_param = max(2, int(math.sqrt(self.probe_budget / pairs)))
+        probes = self.probe_budget
+        if self.budget:
+            # grouping is an investment: at most a third of a known run budget
+            probes = min(probes, self.budget // 3)
+        per_param = max(2, int(math.sqrt(probes / pairs)))
         base = self._probe_base = self._base()
         out: list[dict[str, Any]] = []
         for i, p in enumerate(self.names):
