@@ -7,7 +7,12 @@ import math
 import pytest
 
 from ensemble.space import Float, Integer, SearchSpace
-from tests.techniques.test_conformance import failing_objective, mixed_objective, mixed_space, run
+from tests.techniques.test_conformance import (
+    failing_objective,
+    mixed_objective,
+    mixed_space,
+    run,
+)
 
 MINE = ["IslandGA", "CsTuner"]
 
