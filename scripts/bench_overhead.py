@@ -72,10 +72,10 @@ def run_ours(trials: int, workdir: str, technique: str, seed: int, batch: int = 
     # time spent inside the technique is reported apart from driver + storage time
     for name in ("propose", "observe", "observe_foreign", "credit_name"):
         setattr(technique, name, timed(getattr(technique, name)))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     res = run_app(Trivial(), settings, app_ref="scripts.bench_overhead:Trivial", technique=technique)
-    wall = time.perf_counter() - t0
-    return {"wall": wall, **stats, "evaluations": res.evaluations, "duplicates": res.duplicates,
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return {"wall": wall, "cpu": cpu, **stats, "evaluations": res.evaluations, "duplicates": res.duplicates,
             "requests": res.trials}
 
 
@@ -92,6 +92,11 @@ def run_opentuner(trials: int, workdir: str, seed: int) -> dict[str, Any]:
 def per_trial_ms(r: dict[str, Any]) -> float:
     """Framework (everything but the objective) ms per measured trial."""
     return 1000.0 * (r["wall"] - r["objective"]) / max(1, r["measured"])
+
+
+def cpu_per_trial_ms(r: dict[str, Any]) -> float:
+    """Like per_trial_ms with process CPU time instead of wall time (less sensitive to a busy machine)."""
+    return 1000.0 * (r["cpu"] - r["objective"]) / max(1, r["measured"])
 
 
 def driver_ms_per_request(r: dict[str, Any]) -> float:
@@ -112,16 +117,20 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     ours: dict[int, list[float]] = {b: [] for b in args.batch}
     drv: dict[int, list[float]] = {b: [] for b in args.batch}
+    ours_cpu: dict[int, list[float]] = {b: [] for b in args.batch}
     theirs: list[float] = []
+    theirs_cpu: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bench-overhead-") as workdir:
         for rep in range(args.repeats):
             for b in args.batch:
                 r = run_ours(args.trials, workdir, args.technique, seed=rep, batch=b)
                 ours[b].append(per_trial_ms(r))
                 drv[b].append(driver_ms_per_request(r))
+                ours_cpu[b].append(cpu_per_trial_ms(r))
                 print(f"repeat {rep}: ensemble-tuner batch {b}: {ours[b][-1]:.3f} ms/trial "
                       f"({r['measured']} measured, {r['duplicates']} duplicates, wall {r['wall']:.2f} s, "
-                      f"technique {r['technique']:.2f} s; driver+storage {drv[b][-1]:.3f} ms/request)",
+                      f"technique {r['technique']:.2f} s; driver+storage {drv[b][-1]:.3f} ms/request; "
+                      f"CPU {ours_cpu[b][-1]:.3f} ms/trial)",
                       flush=True)
             if not args.no_opentuner:
                 try:
@@ -131,8 +140,10 @@ def main(argv: list[str] | None = None) -> int:
                     args.no_opentuner = True
                     continue
                 theirs.append(per_trial_ms(o))
+                theirs_cpu.append(cpu_per_trial_ms(o))
                 print(f"repeat {rep}: OpenTuner 0.8.8 {theirs[-1]:.3f} ms/trial "
-                      f"({o['measured']} measured, wall {o['wall']:.2f} s)", flush=True)
+                      f"({o['measured']} measured, wall {o['wall']:.2f} s; CPU {theirs_cpu[-1]:.3f} ms/trial)",
+                      flush=True)
     mt = statistics.median(theirs) if theirs else None
     for b, xs in ours.items():
         mo = statistics.median(xs)
@@ -143,16 +154,17 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     if args.markdown:
         print(f"\n| tuner | framework ms per measured trial (median of {args.repeats}) | ratio OpenTuner/this "
-              "| runs | driver+storage ms per request (technique excluded) |")
-        print("|---|---|---|---|---|")
+              "| runs | driver+storage ms per request (technique excluded) | CPU ms per measured trial |")
+        print("|---|---|---|---|---|---|")
         for b, xs in ours.items():
             mo = statistics.median(xs)
             ratio = f"{mt / mo:.1f}x" if mt is not None else "-"
             print(f"| ensemble-tuner, {args.technique}, batch {b} | {mo:.3f} | {ratio} | "
-                  f"{', '.join(f'{x:.3f}' for x in xs)} | {statistics.median(drv[b]):.3f} |")
+                  f"{', '.join(f'{x:.3f}' for x in xs)} | {statistics.median(drv[b]):.3f} | "
+                  f"{statistics.median(ours_cpu[b]):.3f} |")
         if theirs:
             print(f"| OpenTuner 0.8.8, default (AUC bandit, --parallelism 4) | {mt:.3f} | 1.0x | "
-                  f"{', '.join(f'{x:.3f}' for x in theirs)} | - |")
+                  f"{', '.join(f'{x:.3f}' for x in theirs)} | - | {statistics.median(theirs_cpu):.3f} |")
         print(f"\nmachine: {platform.node()} {platform.machine()}, {os.cpu_count()} CPUs, "
               f"load average {os.getloadavg()[0]:.1f} at the end; Python {platform.python_version()}")
     return 0
