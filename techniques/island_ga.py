@@ -225,15 +225,44 @@ class IslandGA(BaseTechnique):
         self.names = list(self.domains)
         transport, ids, total = self._choose_transport()
         self._ring = transport
-        seeds = {
+        self._ids, self._total = ids, total
+        self._build({
             int(i): [g for g in (self._genome(c) for c in cfgs) if g is not None]
             for i, cfgs in self.island_seeds.items()
-        }
+        })
+
+    def _build(self, seeds: dict[int, list[Genome]]) -> None:
         self.model = IslandModel(
             [len(self.domains[n]) for n in self.names], self._decode, self.rng,
-            island_ids=ids, n_islands=total, transport=transport, population=self.population,
+            island_ids=self._ids, n_islands=self._total, transport=self._ring, population=self.population,
             migration_interval=self.migration_interval, migrants=self.migrants, seeds=seeds,
         )
+
+    def restore(self, trials: Sequence[Any]) -> None:
+        """Resume: learn every stored value and restart the islands from the best of them.
+
+        Island populations are not stored; they are rebuilt from the history in
+        the database: the best known configurations are dealt round-robin to
+        this process's islands (the best to the first island, the next to the
+        second, ...), so a resumed run continues from where it was, and their
+        values are known, so none is measured again.
+        """
+        super().restore(trials)
+        if self.model is None:
+            return
+        ranked = sorted((t for t in trials if math.isfinite(t.value) and t.state == "OK"),
+                        key=lambda t: t.value)
+        genomes = [g for g in (self._genome(dict(t.config)) for t in ranked) if g is not None]
+        # island i of n takes ranks i, i + n, ...: locally n = islands here; under
+        # MPI every rank holds island i = its rank out of n = ranks.
+        self._build({i: genomes[i::self._total][: self.population] for i in self.model.islands})
+        for i, ga in self.model.islands.items():
+            for g in ga.population:
+                cfg = self._decode(g)
+                known = self.value_of(cfg) if cfg is not None else None
+                if known is not None:
+                    ga.tell(g, known)
+            self.model.settle(i)
 
     # -- encoding -----------------------------------------------------------
     def _genome(self, config: dict[str, Any]) -> Genome | None:

@@ -128,3 +128,23 @@ def test_island_ga_as_an_arm_of_the_auc_bandit() -> None:
     island = next(a for a in bandit.arms if a.name == "IslandGA")
     assert island.model is not None and any(ga.generation > 0 for ga in island.model.islands.values())
     assert bandit.best_value <= 2.0
+
+
+def test_restore_rebuilds_islands_from_the_stored_history() -> None:
+    from ensemble import Integer, SearchSpace, Trial
+    from ensemble.registry import create_technique
+
+    space = SearchSpace().add(Integer("x", 0, 31), Integer("y", 0, 31))
+    f = lambda c: float((c["x"] - 20) ** 2 + (c["y"] - 3) ** 2)
+    history = [{"x": x, "y": y} for x in range(0, 32, 3) for y in range(0, 32, 5)]
+    trials = [Trial(config=c, config_hash=space.config_hash(c), value=f(c), state="OK", technique="IslandGA",
+                    duplicate=False, evaluation=i + 1) for i, c in enumerate(history)]
+    tech = create_technique("IslandGA", seed=1, islands=2, population=6)
+    tech.bind(space, budget=None, rng=np.random.default_rng(1))
+    tech.restore(trials)
+    best = min(history, key=f)
+    first_island = tech.model.islands[0]
+    assert tech._genome(best) in first_island.fitness       # the best stored point seeds island 0
+    proposals = tech.propose(12)
+    known = {t.config_hash for t in trials}
+    assert proposals and all(space.config_hash(c) not in known for c in proposals)
