@@ -74,13 +74,13 @@ def run_one(spec, cachefile, strategy, seed, recorded):
 
 def main():
     logging.disable(logging.CRITICAL)
-    spec = json.load(open(sys.argv[1]))
+    with open(sys.argv[1]) as fh:
+        spec = json.load(fh)
     recorded = {tuple(k) for k, _v, _c in spec["table"]}
     runs, errors = {}, {}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, open(os.devnull, "w") as devnull:
         cachefile = os.path.join(tmp, "replay_cache.json")
         write_cache(spec, cachefile)
-        devnull = open(os.devnull, "w")
         for strategy in spec["strategies"]:
             try:
                 out = []
@@ -91,7 +91,7 @@ def main():
                     finally:
                         sys.stdout = stdout
                 runs[strategy] = out
-            except Exception as exc:  # report, let the benchmark go on
+            except Exception as exc:  # noqa: BLE001 - report, let the benchmark go on
                 errors[strategy] = f"{type(exc).__name__}: {exc}"
     json.dump({"runs": runs, "errors": errors}, sys.stdout)
 

@@ -70,7 +70,8 @@ def run_one(spec, table, technique, seed):
 
 def main():
     logging.disable(logging.CRITICAL)
-    spec = json.load(open(sys.argv[1]))
+    with open(sys.argv[1]) as fh:
+        spec = json.load(fh)
     table = {tuple(k): v for k, v, _cost in spec["table"]}
     runs, errors = {}, {}
     jobs = max(1, int(spec.get("jobs", 1)))
@@ -83,7 +84,7 @@ def main():
                     runs[technique] = pool.starmap(run_one, [(spec, table, technique, s) for s in spec["seeds"]])
             else:
                 runs[technique] = [run_one(spec, table, technique, s) for s in spec["seeds"]]
-        except Exception as exc:  # report, let the benchmark go on
+        except Exception as exc:  # noqa: BLE001 - report, let the benchmark go on
             errors[technique] = f"{type(exc).__name__}: {exc}"
     json.dump({"runs": runs, "errors": errors}, sys.stdout)
 

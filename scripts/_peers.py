@@ -19,10 +19,11 @@ import json
 import subprocess
 import sys
 import venv
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-__all__ = ["PEERS", "BENCH_DIR", "peer_python", "run_peer", "peer_available"]
+__all__ = ["BENCH_DIR", "PEERS", "peer_available", "peer_python", "run_peer"]
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = ROOT / ".bench"
@@ -69,7 +70,7 @@ def peer_python(name: str, *, create: bool = True) -> Path:
         venv.EnvBuilder(with_pip=True, clear=True).create(folder)
     proc = subprocess.run(
         [str(py), "-m", "pip", "install", "--quiet", *reqs],
-        capture_output=True, text=True,
+        capture_output=True, text=True, check=False,
     )
     if proc.returncode != 0:
         raise RuntimeError(f"installing {reqs} into {folder} failed:\n{proc.stdout}\n{proc.stderr}")
@@ -89,7 +90,7 @@ def run_peer(name: str, script: str | Path, args: Sequence[str] = (), *,
     proc = subprocess.run(
         [str(py), str(script), *args],
         input=None if input_json is None else json.dumps(input_json),
-        capture_output=True, text=True, timeout=timeout, cwd=str(ROOT),
+        capture_output=True, text=True, timeout=timeout, cwd=str(ROOT), check=False,
     )
     if proc.returncode != 0:
         raise RuntimeError(f"peer {name} script {script} failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")

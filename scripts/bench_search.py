@@ -35,9 +35,11 @@ import math
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -249,6 +251,10 @@ def _run_technique_args(name: str, space: RecordedSpace, mode: str, budget: int,
     return run_technique(name, space, mode, budget, seed, max_stall=max_stall, max_seconds=max_seconds)
 
 
+def _peer_rows(prefix: str, fut: Any) -> dict[str, list[list[float]]]:
+    return {f"{prefix} {k}": v for k, v in fut.result().items()}
+
+
 def technique_label(name: str) -> str:
     """The registry name of a technique given as "module:attr" (its class's ``name``)."""
     if ":" not in name:
@@ -257,7 +263,7 @@ def technique_label(name: str) -> str:
 
     try:
         return str(getattr(registry.resolve(name), "name", name))
-    except Exception:
+    except Exception:  # noqa: BLE001 - a label must never fail; the run reports the real error
         return name
 
 
@@ -325,7 +331,7 @@ def evaluate_space(path: str, args: argparse.Namespace) -> dict[str, Any]:
         t0 = time.perf_counter()
         try:
             res = fn()
-        except Exception as exc:  # a missing technique or peer must not sink the whole table
+        except Exception as exc:  # noqa: BLE001 - a missing technique or peer must not sink the table
             print(f"  {label}: skipped ({type(exc).__name__}: {str(exc)[:300]})", file=sys.stderr)
             return
         timing[label] = time.perf_counter() - t0
@@ -338,7 +344,7 @@ def evaluate_space(path: str, args: argparse.Namespace) -> dict[str, Any]:
     from concurrent.futures import ThreadPoolExecutor
 
     pool = ThreadPoolExecutor(max_workers=2)
-    futures = {}
+    futures: dict[str, tuple[Any, float]] = {}
     if "opentuner" in args.peers:
         payload = peer_input(space, mode, meth.budget, seeds, ["AUCBanditMetaTechniqueA"])
         payload["jobs"] = args.peer_jobs
@@ -349,13 +355,13 @@ def evaluate_space(path: str, args: argparse.Namespace) -> dict[str, Any]:
         futures["Kernel Tuner 1.5"] = (pool.submit(run_peer_batch, "kerneltuner", "_bench_search_kerneltuner.py",
                                                    payload, space, args.peer_timeout), time.perf_counter())
     rseeds = [args.seed + r for r in range(max(args.repeats, args.random_repeats))]
-    timed("random search (check, %d repeats)" % len(rseeds),
+    timed(f"random search (check, {len(rseeds)} repeats)",
           lambda: [run_reference_random(space, mode, meth.budget, s) for s in rseeds])
     for name in args.techniques:
-        timed(technique_label(name), lambda name=name: _map(args.jobs, _run_technique_args,
-                                                            [(name, space, mode, meth.budget, s, 2000, args.run_timeout) for s in seeds]))
+        jobs = [(name, space, mode, meth.budget, s, 2000, args.run_timeout) for s in seeds]
+        timed(technique_label(name), partial(_map, args.jobs, _run_technique_args, jobs))
     for prefix, (fut, started) in futures.items():
-        timed(prefix, lambda fut=fut, prefix=prefix: {f"{prefix} {k}": v for k, v in fut.result().items()})
+        timed(prefix, partial(_peer_rows, prefix, fut))
         timing[prefix] = time.perf_counter() - started  # wall time since launch (ran concurrently)
     pool.shutdown()
     table: dict[str, Any] = {}

@@ -13,8 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -94,10 +95,10 @@ def _split_stop_after(argv: list[str]) -> tuple[list[str], float | None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the standard flags plus the replay flags and tune; see the module docstring."""
+    from ensemble import registry
     from ensemble.cli import add_standard_arguments, print_result, settings_from_args
     from ensemble.driver.local import build_app, run_app
     from ensemble.errors import EnsembleError
-    from ensemble import registry
 
     argv = list(sys.argv[1:] if argv is None else argv)
     driver_argv, stop_after = _split_stop_after(argv)

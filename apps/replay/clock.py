@@ -12,7 +12,8 @@ wrapped technique, so bandit credit and resume behave as without it.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from apps.replay.model import RecordedSpace
 

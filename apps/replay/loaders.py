@@ -14,12 +14,13 @@ import gzip
 import io
 import json
 import math
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from apps.replay.model import Record, RecordedSpace
 
-__all__ = ["load_space", "load_kernel_tuner_cache", "load_t4", "load_csv", "detect_format", "sorted_values"]
+__all__ = ["detect_format", "load_csv", "load_kernel_tuner_cache", "load_space", "load_t4", "sorted_values"]
 
 #: Kernel Tuner's per-configuration cost fields, in ms (compile + verify + benchmark).
 KT_COST_KEYS = ("compile_time", "verification_time", "benchmark_time")

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-__all__ = ["Record", "RecordedSpace", "SPACE_MODES"]
+__all__ = ["SPACE_MODES", "Record", "RecordedSpace"]
 
 #: ``file``: the recorded configurations are the space; ``grid``: the
 #: cartesian product of each parameter's recorded values (absent -> failed).
@@ -158,7 +159,10 @@ class RecordedSpace:
         mode a constraint restricts the space to the recorded configurations
         (failed ones included: they are part of the space and fail when run).
         """
-        from ensemble.space import Enum, SearchSpace  # local: the core is a peer package
+        from ensemble.space import (  # local: the core is a peer package
+            Enum,
+            SearchSpace,
+        )
 
         mode = self.check_mode(mode)
         space = SearchSpace()

@@ -7,6 +7,12 @@ import json
 from pathlib import Path
 
 
+def shared_space(name: str) -> Path | None:
+    """A file of shared/data/spaces (beside the checkout), or None when absent."""
+    path = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "spaces" / name
+    return path if path.exists() else None
+
+
 def kt_cache(path: Path, *, gz: bool = True) -> Path:
     """A 2x3 Kernel Tuner cache with one failed and one absent configuration."""
     cache = {}
