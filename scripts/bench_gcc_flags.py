@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{'vs -O3':>7s} {'vs -O2':>7s}")
     rows = []
     for name in ns.programs:
-        app = GccFlagsApp(program=name, repeats=3)
+        app = GccFlagsApp(program=name, repeats=5)
         t0 = time.monotonic()
         settings = RunSettings(test_limit=ns.test_limit, database=ns.database, seed=ns.seed, quiet=True,
                                technique=ns.technique, run_name=f"gcc-{name}-{int(time.time())}")

@@ -42,7 +42,8 @@ class GccFlagsApp(TunerApp):
                             help="bundled C benchmark to tune (see --list)")
         parser.add_argument("--gcc", default="gcc", help="compiler to tune (default: gcc on PATH)")
         parser.add_argument("--size", type=int, default=None, help="problem size passed as argv[1]")
-        parser.add_argument("--repeats", type=int, default=3, help="timed runs per configuration (median kept)")
+        parser.add_argument("--repeats", type=int, default=3,
+                            help="timed runs per configuration (the minimum is the value; all are kept)")
         parser.add_argument("--compile-timeout", type=float, default=120.0, help="seconds per compile")
         parser.add_argument("--list", action="store_true", help="list the bundled programs and exit")
 
