@@ -3,9 +3,10 @@
 The arms were chosen by replaying the five exhaustively measured GPU spaces
 of ``../shared/data/spaces`` and the 4-D Rosenbrock benchmark through the
 in-memory harness (see docs/TECHNIQUES.md, "Choosing the default", for the
-numbers and the command), not by habit: a global arm for discrete landscapes,
-a mutation arm that exploits the incumbent, and a local-refinement arm
-restarted from the best (Nelder-Mead) that polishes continuous optima.
+numbers and the command), not by habit: two population arms that did best
+on the discrete GPU spaces (differential evolution, the DEAP GA), random
+sampling as a safety net for flat or deceptive spaces, and a local-refinement
+arm restarted from the best (Nelder-Mead) that polishes continuous optima.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from techniques.bandit import AUCBandit
 __all__ = ["DefaultEnsemble", "DEFAULT_ARMS"]
 
 #: the arms of the default ensemble (see docs/TECHNIQUES.md for the measurement)
-DEFAULT_ARMS: tuple[str, ...] = ("NelderMead", "DifferentialEvolution", "GreedyMutation", "Random")
+DEFAULT_ARMS: tuple[str, ...] = ("DifferentialEvolution", "GA", "NelderMead", "Random")
 
 
 class DefaultEnsemble(AUCBandit):

@@ -32,7 +32,7 @@ class GreedyMutation(BaseTechnique):
         self.rate = float(rate)
         self.sigma = float(sigma)
 
-    def _mutate(self, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def _mutate(self, x: np.ndarray, mask: np.ndarray, strength: float) -> np.ndarray:
         y = x.copy()
         y[mask] = self.rng.random(int(mask.sum()))
         return y
@@ -44,11 +44,12 @@ class GreedyMutation(BaseTechnique):
         x = self.encode(self.best_config)
         out: list[dict[str, Any]] = []
         for _ in range(n):
-            for _attempt in range(20):  # prefer a mutant nobody has measured yet
-                mask = self.rng.random(len(x)) < self.rate
+            for attempt in range(8):  # prefer an unmeasured mutant; mutate harder each retry
+                strength = 1.0 + 0.5 * attempt
+                mask = self.rng.random(len(x)) < min(self.rate * strength, 1.0)
                 if not mask.any():
                     mask[self.rng.integers(len(x))] = True
-                config = self.decode(np.clip(self._mutate(x, mask), 0.0, 1.0))
+                config = self.decode(np.clip(self._mutate(x, mask, strength), 0.0, 1.0))
                 if self.hash(config) not in self.known:
                     break
             else:
@@ -64,7 +65,7 @@ class NormalGreedyMutation(GreedyMutation):
     name: ClassVar[str] = "NormalGreedyMutation"
     summary: ClassVar[str] = "mutate the best known config, Gaussian steps of width sigma"
 
-    def _mutate(self, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def _mutate(self, x: np.ndarray, mask: np.ndarray, strength: float) -> np.ndarray:
         y = x.copy()
-        y[mask] += self.rng.normal(0.0, self.sigma, int(mask.sum()))
+        y[mask] += self.rng.normal(0.0, self.sigma * strength, int(mask.sum()))
         return y
