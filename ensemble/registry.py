@@ -45,6 +45,7 @@ TECHNIQUES: dict[str, str] = {
     "PatternSearch": "techniques.pattern_search:PatternSearch",
     "GA": "techniques.ga:GA",
     "PSO": "techniques.pso:PSO",
+    "GreedyILS": "techniques.local_search:GreedyILS",
     "IslandGA": "techniques.island_ga:IslandGA",
     "CsTuner": "techniques.cstuner:CsTuner",
     "default": "techniques.default:DefaultEnsemble",
