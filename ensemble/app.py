@@ -22,6 +22,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["TunerApp", "app_reference", "load_app_class"]
 
+#: module-name prefix of app scripts loaded by path (load_app_class)
+_SCRIPT_PREFIX = "_ensemble_app_"
+
 
 class TunerApp:
     """Base class of a tuner app.
@@ -113,7 +116,7 @@ def app_reference(app_class: type) -> str:
     """
     module = app_class.__module__
     name = app_class.__qualname__
-    if module == "__main__" or module.startswith("__"):
+    if module == "__main__" or module.startswith(("__", _SCRIPT_PREFIX)):
         path = inspect.getsourcefile(app_class) or getattr(sys.modules.get(module), "__file__", None)
         if path:
             return f"{os.path.abspath(path)}:{name}"
@@ -142,7 +145,7 @@ def load_app_class(reference: str) -> type:
         path = os.path.abspath(module_part)
         if not os.path.exists(path):
             raise EnsembleError(f"app {reference!r}: no file {path}; give an existing script path")
-        mod_name = "_ensemble_app_" + os.path.splitext(os.path.basename(path))[0]
+        mod_name = _SCRIPT_PREFIX + os.path.splitext(os.path.basename(path))[0]
         module = sys.modules.get(mod_name)
         if module is None or getattr(module, "__file__", None) != path:
             spec = importlib.util.spec_from_file_location(mod_name, path)

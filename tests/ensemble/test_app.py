@@ -76,7 +76,10 @@ def test_app_reference_round_trip(tmp_path):
     assert load_app_class("tests.ensemble.driver_helpers:QuadApp") is QuadApp
     script = tmp_path / "myapp.py"
     script.write_text("from ensemble.app import TunerApp\nclass MyApp(TunerApp):\n    pass\n")
-    assert load_app_class(str(script)).__name__ == "MyApp"
+    loaded = load_app_class(str(script))
+    assert loaded.__name__ == "MyApp"
+    assert app_reference(loaded) == f"{script}:MyApp"          # loadable by another process
+    assert load_app_class(app_reference(loaded)) is loaded
     with pytest.raises(EnsembleError, match="Class"):
         load_app_class("tests.ensemble.driver_helpers")      # several apps: must choose
 
