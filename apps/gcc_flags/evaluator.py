@@ -29,8 +29,10 @@ __all__ = ["Build", "GccEvaluator"]
 
 log = logging.getLogger("ensemble.apps.gcc_flags")
 
-#: optimisation levels the tuner may start from; the flags refine the level
-LEVELS = ["2", "1", "3", "s"]
+#: optimisation levels the tuner may start from; the flags refine the level.
+#: "fast" (-Ofast = -O3 -ffast-math ...) is gcc's own level too; the output
+#: check decides per program whether its value-unsafe math is acceptable.
+LEVELS = ["2", "1", "3", "s", "fast"]
 
 
 @dataclass

@@ -107,3 +107,15 @@ def test_tune_small_budget_end_to_end(tmp_path) -> None:
     best = app.evaluator.evaluate(result.best_config)
     assert best.state == "OK"  # the best configuration's output matches -O2
     app.evaluator.close()
+
+
+def test_ofast_level_rejected_on_kahan_accepted_on_matmul(kahan) -> None:
+    from apps.gcc_flags.evaluator import GccEvaluator
+
+    assert kahan.evaluate(kahan.flags.default_config() | {"opt_level": "fast"}).state == "INVALID"
+    mm = GccEvaluator("matmul", size=32, repeats=1)
+    try:
+        assert mm.flags.render(mm.flags.default_config() | {"opt_level": "fast"}) == ["-Ofast"]
+        assert mm.evaluate(mm.flags.default_config() | {"opt_level": "fast"}).state == "OK"
+    finally:
+        mm.close()
