@@ -4,7 +4,8 @@
 #
 # * installs the wheels brought along in .whl/ into /tmp/site (pyopencl, pytools,
 #   platformdirs, siphash24, mako, markupsafe, sqlalchemy, greenlet,
-#   typing_extensions, alembic, deap; Python 3.12 manylinux x86_64);
+#   typing_extensions, alembic, deap, and moocore + cffi + pycparser, which
+#   deap 1.4.4 imports; Python 3.12 manylinux x86_64);
 # * registers NVIDIA's OpenCL ICD (present on the machine but not registered);
 # * installs PyCUDA: from a wheel in .whl/ if one was built before, otherwise it
 #   builds it from .whl/pycuda-*.tar.gz (about 70 s) and leaves the wheel in
