@@ -47,9 +47,10 @@ def _finished_select() -> sa.Select[Any]:
 class Statements:
     """The statements Storage executes on every trial, built once for one dialect."""
 
-    config_insert: Any
+    config_insert_ids: Any
     config_ids: Any
     request_insert: Any
+    request_insert_claimed: Any
     duplicate_source: Any
     mark_finished: Any
     result_insert: Any
@@ -79,14 +80,21 @@ class Statements:
             index_elements=[run_state.c.run_id, run_state.c.key], set_={"data_json": upsert.excluded.data_json}
         )
         return cls(
-            config_insert=insert(configurations).on_conflict_do_nothing(
-                index_elements=[configurations.c.run_id, configurations.c.hash]
-            ),
+            # the common case (a new configuration) in one statement: RETURNING gives the ids of the
+            # rows it inserted; only hashes already stored need the config_ids SELECT
+            config_insert_ids=insert(configurations)
+            .on_conflict_do_nothing(index_elements=[configurations.c.run_id, configurations.c.hash])
+            .returning(configurations.c.hash, configurations.c.id),
             config_ids=sa.select(configurations.c.hash, configurations.c.id).where(
                 configurations.c.run_id == _b("run_id"), configurations.c.hash.in_(_b("hashes", expanding=True))
             ),
             request_insert=sa.insert(requests)
             .values(created_at=now)
+            .returning(requests.c.id, sort_by_parameter_order=True),
+            # add_requests(claim_for=worker): the request is born RUNNING for that worker, with the
+            # claim and heartbeat stamped in the same transaction as the insert (see Storage.add_requests)
+            request_insert_claimed=sa.insert(requests)
+            .values(created_at=now, claimed_at=now, heartbeat_at=now)
             .returning(requests.c.id, sort_by_parameter_order=True),
             duplicate_source=sa.select(
                 results.c.state, results.c.value, results.c.metrics_json, results.c.times_json, results.c.reason
@@ -95,9 +103,10 @@ class Statements:
             .where(results.c.configuration_id == _b("configuration_id"), requests.c.duplicate.is_(False))
             .order_by(results.c.request_id)
             .limit(1),
+            # duplicates never run: no claim or heartbeat stamps, also when inserted with claim_for
             mark_finished=sa.update(requests)
             .where(requests.c.id.in_(_b("ids", expanding=True)))
-            .values(finished_at=now),
+            .values(finished_at=now, claimed_at=None, heartbeat_at=None),
             result_insert=sa.insert(results).values(created_at=now),
             claim_pick=pick,
             claim_update=sa.update(requests)

@@ -199,7 +199,9 @@ class Storage:
             raise StorageError(f"run_id={run_id!r} does not exist in {self.url}; use an id from create_run/get_run")
 
     # ------------------------------------------------------------- requests
-    def add_requests(self, run_id: int, items: Sequence[NewRequest]) -> list[int]:
+    def add_requests(
+        self, run_id: int, items: Sequence[NewRequest], *, claim_for: str | None = None
+    ) -> list[int]:
         """Insert requests in one transaction and return their ids in order.
 
         New configurations are inserted (unique per run by hash).  An item with
@@ -207,30 +209,63 @@ class Storage:
         earliest measured result of its configuration (cost 0: it was not
         measured); it never becomes WAITING.  If that configuration has no
         finished result yet, StorageError is raised and nothing is written.
+
+        ``claim_for=worker`` inserts the other items already claimed by that
+        worker: RUNNING, ``worker`` set, ``claimed_at`` and ``heartbeat_at``
+        stamped, exactly the row a ``claim`` right after the insert would
+        leave, but in the same transaction (one commit instead of two).  For a
+        caller that measures what it proposes itself (the same-thread loop);
+        no other worker can see these requests WAITING.  :meth:`add_and_claim`
+        also returns the :class:`Claim` records.
         """
+        ids, _claims = self._insert_requests(run_id, items, claim_for)
+        return ids
+
+    def add_and_claim(self, run_id: int, items: Sequence[NewRequest], worker: str) -> tuple[list[int], list[Claim]]:
+        """``add_requests(run_id, items, claim_for=worker)`` plus the claims, in item order.
+
+        Returns (ids of every item, a Claim for each non-duplicate item): what
+        ``add_requests`` then ``claim`` would give, in one transaction, so the
+        same-thread measurement needs neither a second commit nor a read back.
+        """
+        return self._insert_requests(run_id, items, worker)
+
+    def _insert_requests(
+        self, run_id: int, items: Sequence[NewRequest], claim_for: str | None
+    ) -> tuple[list[int], list[Claim]]:
+        if claim_for is not None:
+            _check_worker(claim_for)
         if not items:
-            return []
+            return [], []
         # sorted: concurrent inserts of overlapping batches lock rows in one order (no deadlock on PostgreSQL)
         hashes = sorted({it.config_hash for it in items})
         first_json: dict[str, str] = {}
         for it in items:
             first_json.setdefault(it.config_hash, it.config_json)
         sql = self._sql
+        fresh = "RUNNING" if claim_for is not None else "WAITING"
         with self._db.begin() as conn:
-            conn.execute(sql.config_insert, [{"run_id": run_id, "hash": h, "data_json": first_json[h]} for h in hashes])
-            config_ids: dict[str, int] = {}
-            for chunk in _chunks(hashes):
+            # one statement when every configuration is new (the usual case); a SELECT for stored ones
+            config_ids: dict[str, int] = dict(
+                conn.execute(
+                    sql.config_insert_ids,
+                    [{"run_id": run_id, "hash": h, "data_json": first_json[h]} for h in hashes],
+                ).all()
+            )
+            missing = [h for h in hashes if h not in config_ids]
+            for chunk in _chunks(missing):
                 config_ids.update({h: i for h, i in conn.execute(sql.config_ids, {"run_id": run_id, "hashes": chunk})})
             sources = self._duplicate_sources(conn, run_id, items, config_ids)
             ids = conn.execute(
-                sql.request_insert,
+                sql.request_insert if claim_for is None else sql.request_insert_claimed,
                 [
                     {
                         "run_id": run_id,
                         "configuration_id": config_ids[it.config_hash],
                         "technique": it.technique,
-                        "state": sources[it.config_hash].state if it.duplicate else "WAITING",
+                        "state": sources[it.config_hash].state if it.duplicate else fresh,
                         "duplicate": bool(it.duplicate),
+                        "worker": None if it.duplicate else claim_for,
                         "limit_s": it.limit_s,
                         "finished_at": None,
                     }
@@ -249,7 +284,12 @@ class Storage:
                         if it.duplicate
                     ],
                 )
-        return [int(i) for i in ids]
+        claims = [] if claim_for is None else [
+            Claim(int(rid), config_ids[it.config_hash], it.config_json, it.limit_s)
+            for rid, it in zip(ids, items)
+            if not it.duplicate
+        ]
+        return [int(i) for i in ids], claims
 
     def _duplicate_sources(
         self, conn: sa.Connection, run_id: int, items: Sequence[NewRequest], config_ids: dict[str, int]

@@ -172,6 +172,62 @@ class StorageConformance:
         assert rows[1].value is None and rows[1].times == [math.inf]
         assert rows[2].value == -1e308
 
+    # ------------------------------------------- insert already claimed
+    def test_add_requests_claim_for_inserts_running_for_that_worker(self, storage, run_id):
+        (old,) = storage.add_requests(run_id, [req(1)])
+        ids = storage.add_requests(run_id, [req(2, limit_s=1.5), req(1)], claim_for="me")
+        assert ids == sorted(ids) and ids[0] > old
+        counts = storage.counts(run_id)
+        assert (counts["WAITING"], counts["RUNNING"]) == (1, 2)
+        rows = {r.request_id: r for r in storage.trials(run_id)}
+        for rid in ids:
+            row = rows[rid]
+            assert (row.state, row.worker) == ("RUNNING", "me")
+            assert row.created_at <= row.claimed_at
+        # a known configuration is reused, not inserted again
+        assert rows[ids[1]].configuration_id == rows[old].configuration_id
+        # other workers only ever see the WAITING one; the claimed rows behave like claim()'s
+        assert [c.request_id for c in storage.claim(run_id, "other", n=5)] == [old]
+        assert storage.heartbeat(ids, "me") == 2 and storage.heartbeat(ids, "other") == 0
+        assert not storage.finish(ids[0], "other", state="OK", value=1.0)
+        assert storage.finish(ids[0], "me", state="OK", value=1.0, cost=0.5)
+        assert storage.finish(ids[1], "me", state="FAILED", reason="boom")
+        assert [(r.request_id, r.state, r.worker) for r in storage.finished_since(run_id, 0)] == [
+            (ids[0], "OK", "me"), (ids[1], "FAILED", "me")]
+
+    def test_add_and_claim_returns_what_claim_would(self, storage, run_id):
+        (first,) = storage.add_requests(run_id, [req(1)])
+        storage.claim(run_id, "w")
+        storage.finish(first, "w", state="OK", value=4.0)
+        ids, claims = storage.add_and_claim(
+            run_id, [req(2, limit_s=2.5), req(1, duplicate=True), req(3)], "me")
+        assert len(ids) == 3
+        assert [(c.request_id, c.limit_s, c.config) for c in claims] == [
+            (ids[0], 2.5, {"x": 2}), (ids[2], None, {"x": 3})]
+        rows = {r.request_id: r for r in storage.trials(run_id)}
+        assert [c.configuration_id for c in claims] == [rows[ids[0]].configuration_id,
+                                                        rows[ids[2]].configuration_id]
+        # the duplicate is finished at once and never looks claimed or alive
+        dup = rows[ids[1]]
+        assert (dup.state, dup.duplicate, dup.worker, dup.claimed_at, dup.value) == ("OK", True, None, None, 4.0)
+        assert storage.heartbeat([ids[1]], "me") == 0
+        # stale claimed requests return to the queue like claimed ones
+        assert storage.requeue_stale(run_id, 0.0) == 2
+        assert [c.request_id for c in storage.claim(run_id, "other", n=5)] == [ids[0], ids[2]]
+
+    def test_add_and_claim_needs_a_worker_name_and_writes_nothing(self, storage, run_id):
+        with pytest.raises(StorageError, match="worker=''"):
+            storage.add_and_claim(run_id, [req(1)], "")
+        with pytest.raises(StorageError, match="worker=3"):
+            storage.add_requests(run_id, [req(1)], claim_for=3)
+        assert storage.counts(run_id)["requests"] == 0
+        assert storage.add_and_claim(run_id, [], "me") == ([], [])
+
+    def test_add_and_claim_duplicate_without_result_writes_nothing(self, storage, run_id):
+        with pytest.raises(StorageError, match="duplicate=False"):
+            storage.add_and_claim(run_id, [req(2), req(1, duplicate=True)], "me")
+        assert storage.counts(run_id)["requests"] == 0
+
     # ------------------------------------------------------ heartbeats
     def _age_heartbeat(self, storage, rid, seconds):
         with storage._db.begin() as conn:
