@@ -21,6 +21,9 @@ CUDA_OPTS: dict[str, dict[str, Any]] = {
     "smem_prefetch": {"sd": "z", "sb": 2, "smem": True, "prefetch": True, "coef": "constant", "bx": 16, "by": 2,
                       "bmy": 2},
     "retime": {"sd": "z", "sb": 2, "retime": True, "bx": 16, "by": 2, "bmx": 2},
+    "stcs": {"stcs": True, "bx": 16, "by": 2, "bz": 2, "cmy": 2},
+    "stream_stcs": {"sd": "z", "sb": 4, "uf": 2, "prefetch": True, "stcs": True, "cmy": 2},
+    "retime_stcs": {"sd": "z", "sb": 2, "retime": True, "stcs": True, "bx": 32, "by": 1, "cmy": 2},
 }
 
 OPENCL_OPTS: dict[str, dict[str, Any]] = {

@@ -38,12 +38,12 @@ def test_cuda_rules_match_the_space_on_random_points() -> None:
     space = cuda_space(st)
     rng = np.random.default_rng(2)
     agree = legal = 0
-    for _ in range(3000):
+    for _ in range(20000):  # about 1 in 3000 random points is legal
         c = {k: v[rng.integers(len(v))] for k, v in CUDA_PARAMS.items()}
         ok = cuda_why_illegal(st, c) is None
         legal += ok
         agree += ok == space.is_valid(c)
-    assert agree == 3000
+    assert agree == 20000
     assert legal > 0
 
 
@@ -74,12 +74,12 @@ def test_opencl_rules_match_the_space_on_random_points() -> None:
     space = opencl_space(st)
     rng = np.random.default_rng(4)
     agree = legal = 0
-    for _ in range(3000):
+    for _ in range(20000):  # about 1 in 3000 random points is legal
         c = {k: v[rng.integers(len(v))] for k, v in OPENCL_PARAMS.items()}
         ok = opencl_why_illegal(st, c) is None
         legal += ok
         agree += ok == space.is_valid(c)
-    assert agree == 3000 and legal > 0
+    assert agree == 20000 and legal > 0
 
 
 def test_garvey_restrictions() -> None:
@@ -94,7 +94,7 @@ def test_shared_test_cases_are_legal() -> None:
     for name in CSTUNER_STENCILS:
         st = cstuner_stencil(name, 32)
         for opt in CUDA_OPTS:
-            if opt == "retime" and name not in ("j3d7pt", "j3d27pt", "hypterm"):
+            if opt.startswith("retime") and name not in ("j3d7pt", "j3d27pt", "hypterm"):
                 assert cuda_why_illegal(st, cuda_config(opt)) is not None
                 continue
             assert cuda_why_illegal(st, cuda_config(opt)) is None, (name, opt)
