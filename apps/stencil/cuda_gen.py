@@ -24,7 +24,9 @@ space is a different kernel.  The knobs here, with csTuner's constraints:
   partial sums instead of a (2r+1)-deep queue of every column;
 * ``minb`` (ours, not csTuner's): minimum resident blocks per SM in
   ``__launch_bounds__``, which caps registers per thread and trades spills
-  for occupancy in the register-hungry high-order stencils;
+  for occupancy in the register-hungry high-order stencils (up to 32, as
+  long as minb blocks fit in an SM's 2048 threads: small blocks of
+  multi-point threads need a high minb to be capped at all);
 * ``stcs`` (ours): write outputs with ``__stcs`` (cache-streaming,
   evict-first): an output is written once and never read back, so it need
   not displace the input planes whose reuse between z-neighbours the L2
@@ -65,6 +67,7 @@ __all__ = [
 
 KERNEL_NAME = "stencil_kernel"
 SMEM_LIMIT = 48 * 1024
+MAX_THREADS_PER_SM = 2048  # sm_80/sm_90: minb blocks of the block size must fit on one SM
 
 # name -> legal values (powers of two where the paper uses them)
 CUDA_PARAMS: dict[str, list[Any]] = {
@@ -80,7 +83,7 @@ CUDA_PARAMS: dict[str, list[Any]] = {
     "coef": ["global", "constant", "literal"],
     "prefetch": [False, True],
     "retime": [False, True],
-    "minb": [1, 2, 4],
+    "minb": [1, 2, 4, 8, 16, 32],
     "stcs": [False, True],
 }
 
@@ -121,6 +124,8 @@ def cuda_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
     threads = c["bx"] * c["by"] * c["bz"]
     if not 32 <= threads <= 1024:
         return f"bx*by*bz={threads} must be within [32, 1024]"
+    if threads * c["minb"] > MAX_THREADS_PER_SM:
+        return f"minb={c['minb']} blocks of {threads} threads exceed {MAX_THREADS_PER_SM} threads per SM"
     if c["bmx"] * c["bmy"] * c["bmz"] * c["cmx"] * c["cmy"] * c["cmz"] > 8:
         return "merging factors multiply to more than 8 points per thread"
     if nx % (c["bx"] * c["bmx"] * c["cmx"]) or ny % (c["by"] * c["bmy"] * c["cmy"]):

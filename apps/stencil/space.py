@@ -36,6 +36,7 @@ def cuda_space(st: Stencil) -> SearchSpace:
     _, hy, hx = st.halo
     s.require("bx * by * bz >= 32 and bx * by * bz <= 1024", name="threads per block")
     s.require("bmx * bmy * bmz * cmx * cmy * cmz <= 8", name="points per thread")
+    s.require(f"bx * by * bz * minb <= {cuda_gen.MAX_THREADS_PER_SM}", name="minb blocks fit an SM")
     s.require(f"{nx} % (bx * bmx * cmx) == 0", name="x tile divides nx")
     s.require(f"{ny} % (by * bmy * cmy) == 0", name="y tile divides ny")
     s.require(f"sd == 'z' or {nz} % (bz * bmz * cmz) == 0", name="z tile divides nz")
