@@ -3,10 +3,13 @@
 The arms were chosen by replaying the five exhaustively measured GPU spaces
 of ``../shared/data/spaces`` and the 4-D Rosenbrock benchmark through the
 in-memory harness (see docs/TECHNIQUES.md, "Choosing the default", for the
-numbers and the command), not by habit: two population arms that did best
-on the discrete GPU spaces (differential evolution, the DEAP GA), random
-sampling as a safety net for flat or deceptive spaces, and a local-refinement
-arm restarted from the best (Nelder-Mead) that polishes continuous optima.
+numbers and the command), not by habit: the two population arms that did
+best on the discrete GPU spaces (differential evolution, the DEAP GA), and a
+local-refinement arm restarted from the best (Nelder-Mead) that polishes
+continuous optima.  Nelder-Mead is a method for continuous functions (Nelder
+& Mead 1965); on a space without a continuous parameter it measured worse
+than random search and drew the bandit into poor regions, so there it is
+left out (a rule about the kind of parameters, not about any one space).
 """
 
 from __future__ import annotations
@@ -15,14 +18,25 @@ from typing import Any, ClassVar
 
 from techniques.bandit import AUCBandit
 
-__all__ = ["DefaultEnsemble", "DEFAULT_ARMS"]
+__all__ = ["CONTINUOUS_ONLY", "DEFAULT_ARMS", "DefaultEnsemble"]
 
 #: the arms of the default ensemble (see docs/TECHNIQUES.md for the measurement)
-DEFAULT_ARMS: tuple[str, ...] = ("DifferentialEvolution", "GA", "NelderMead", "Random")
+DEFAULT_ARMS: tuple[str, ...] = ("DifferentialEvolution", "GA", "NelderMead")
+
+#: arms that only make sense when the space has a continuous (Float / LogFloat) parameter
+CONTINUOUS_ONLY: frozenset[str] = frozenset({"NelderMead"})
 
 
 class DefaultEnsemble(AUCBandit):
     """AUC bandit (W=500, C=0.05) over the measured default arms."""
+
+    def _on_bind(self) -> None:
+        super()._on_bind()
+        from ensemble.space import Float, LogFloat
+
+        continuous = any(isinstance(p, (Float, LogFloat)) for p in self.space.params)
+        if not continuous:
+            self.inactive = {i for i, label in enumerate(self.labels) if label in CONTINUOUS_ONLY}
 
     name: ClassVar[str] = "default"
     summary: ClassVar[str] = "the default ensemble: AUC bandit over arms chosen by replay measurement"

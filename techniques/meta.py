@@ -56,6 +56,8 @@ class MetaTechnique(BaseTechnique):
                 label, k = f"{base}#{k}", k + 1
             self.labels.append(label)
         self._owner: dict[str, deque[int]] = {}
+        #: arms never asked (e.g. an arm that does not fit the bound space)
+        self.inactive: set[int] = set()
 
     def _on_bind(self) -> None:
         for arm, child_rng in zip(self.arms, self.rng.spawn(len(self.arms))):
@@ -63,7 +65,7 @@ class MetaTechnique(BaseTechnique):
 
     @property
     def done(self) -> bool:
-        return all(bool(getattr(a, "done", False)) for a in self.arms)
+        return all(bool(getattr(a, "done", False)) or i in self.inactive for i, a in enumerate(self.arms))
 
     # -- choosing ----------------------------------------------------------
     @abc.abstractmethod
@@ -76,7 +78,7 @@ class MetaTechnique(BaseTechnique):
     def propose(self, n: int) -> list[dict[str, Any]]:
         self._require_bound()
         out: list[dict[str, Any]] = []
-        blocked = {i for i, a in enumerate(self.arms) if getattr(a, "done", False)}
+        blocked = {i for i, a in enumerate(self.arms) if getattr(a, "done", False)} | self.inactive
         while len(out) < n:
             i = self._pick(blocked)
             if i is None:
