@@ -36,7 +36,7 @@ def run_one(evaluations, seed):
     args = parser.parse_args(["--database", "sqlite://", "--no-dups"])
     manipulator = ConfigurationManipulator()
     for i in range(4):
-        manipulator.add_parameter(FloatParameter("x%d" % i, -3.0, 3.0))
+        manipulator.add_parameter(FloatParameter(f"x{i}", -3.0, 3.0))
     interface = DefaultMeasurementInterface(args=args, manipulator=manipulator, project_name="bench_rosenbrock",
                                             program_name="rosenbrock", program_version="0.1")
     api = TuningRunManager(interface, args)
@@ -48,7 +48,7 @@ def run_one(evaluations, seed):
             idle += 1
             continue
         idle = 0
-        value = rosenbrock([dr.configuration.data["x%d" % i] for i in range(4)])
+        value = rosenbrock([dr.configuration.data[f"x{i}"] for i in range(4)])
         api.report_result(dr, Result(time=value))
         best = min(best, value)
         done += 1

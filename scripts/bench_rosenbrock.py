@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -73,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             rows["OpenTuner 0.8.8 default"] = {"best": run_opentuner(args.evaluations, seeds, args.peer_jobs),
                                                "seconds": time.perf_counter() - t0}
-        except Exception as exc:  # a missing peer must not hide our own numbers
+        except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as exc:  # a missing peer must not hide ours
             print(f"OpenTuner skipped: {type(exc).__name__}: {str(exc)[:500]}", file=sys.stderr)
     print(f"4-D Rosenbrock on [-3,3]^4, {args.evaluations} unique evaluations, seeds 0..{args.seeds - 1}")
     print(f"{'tuner':28s} {'median best':>12s} {'worst':>11s} {'<=1e-6':>7s} {'seconds':>8s}")

@@ -12,18 +12,18 @@ import importlib
 from typing import Any
 
 __all__ = [
+    "GA",
+    "PSO",
     "AUCBandit",
     "AUCWindow",
     "BaseTechnique",
     "DefaultEnsemble",
     "DifferentialEvolution",
-    "GA",
     "GreedyILS",
     "GreedyMutation",
     "MetaTechnique",
     "NelderMead",
     "NormalGreedyMutation",
-    "PSO",
     "PatternSearch",
     "Random",
     "RoundRobin",

@@ -46,7 +46,7 @@ class DifferentialEvolution(SequentialTechnique):
             for i in range(n):
                 a, b, c = self.rng.choice([j for j in range(n) if j != i], 3, replace=False)
                 mutant = pop[a] + self.f * (pop[b] - pop[c])
-                cross = self.rng.random(d) < self.cr
+                cross: np.ndarray = np.asarray(self.rng.random(d) < self.cr)
                 cross[self.rng.integers(d)] = True
                 trials[i] = np.clip(np.where(cross, mutant, pop[i]), 0.0, 1.0)
             tfit = np.asarray((yield [self.decode(x) for x in trials]), dtype=float)

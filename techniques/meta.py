@@ -32,7 +32,9 @@ def _make_arm(arm: str | Technique) -> Technique:
         return arm
     if not isinstance(arm, str):
         raise TechniqueError(f"arms: expected technique names or Technique objects, got {arm!r}")
-    from ensemble.registry import create_technique  # lazy: the registry imports techniques lazily too
+    from ensemble.registry import (
+        create_technique,  # lazy: the registry imports techniques lazily too
+    )
 
     return create_technique(arm)
 

@@ -119,7 +119,7 @@ def test_bandit_prefers_the_arm_that_improves() -> None:
 
 def test_restore_rebuilds_the_same_history() -> None:
     space = SearchSpace().add(*[Float(f"x{i}", -2.0, 2.0) for i in range(3)])
-    objective = lambda c: sum((c[f"x{i}"] - 0.3) ** 2 for i in range(3))  # noqa: E731
+    objective = lambda c: sum((c[f"x{i}"] - 0.3) ** 2 for i in range(3))
     original = AUCBandit(arms=["NelderMead", "GreedyMutation", "Random"], window=40, c=0.05)
     log = run_technique(original, space, objective, budget=120, seed=4)
     resumed = AUCBandit(arms=["NelderMead", "GreedyMutation", "Random"], window=40, c=0.05)
@@ -141,7 +141,7 @@ def test_bad_window_and_c_name_the_argument() -> None:
 
 def test_round_robin_takes_turns() -> None:
     space = _space()
-    rr = RoundRobin(arms=[_Fixed(list(range(0, 100)), "A"), _Fixed(list(range(200, 300)), "B")])
+    rr = RoundRobin(arms=[_Fixed(list(range(100)), "A"), _Fixed(list(range(200, 300)), "B")])
     log = run_technique(rr, space, lambda c: float(c["a"]), budget=10, seed=0)
     assert [t.technique for t in log.trials] == ["A", "B"] * 5
 

@@ -24,7 +24,15 @@ import numpy as np
 import pytest
 
 from ensemble.registry import TECHNIQUES, create_technique
-from ensemble.space import Boolean, Enum, Float, Integer, Permutation, PowerOfTwo, SearchSpace
+from ensemble.space import (
+    Boolean,
+    Enum,
+    Float,
+    Integer,
+    Permutation,
+    PowerOfTwo,
+    SearchSpace,
+)
 from tests.techniques.harness import run_technique
 
 ROOT = Path(__file__).resolve().parents[2]
