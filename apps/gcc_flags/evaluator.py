@@ -15,6 +15,7 @@ import shutil
 import statistics
 import tempfile
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +66,8 @@ class GccEvaluator:
         self.compile_timeout = compile_timeout
         self.run_timeout = run_timeout
         self.workdir = workdir or tempfile.mkdtemp(prefix=f"gccflags-{self.program.name}-")
+        if workdir is None:  # ours: removed when the evaluator goes away or the process exits
+            weakref.finalize(self, shutil.rmtree, self.workdir, True)
         self._flags = flags
         self._counter = itertools.count()
         self._lock = threading.Lock()

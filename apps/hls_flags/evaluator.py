@@ -6,6 +6,7 @@ import itertools
 import shutil
 import tempfile
 import threading
+import weakref
 from typing import Any
 
 from apps.flags.evaluation import Evaluation
@@ -31,6 +32,8 @@ class HlsEvaluator:
         self.timeout = timeout
         self.yosys_flags, self.nextpnr_flags, self.flags = flow_space(dsp=device == "up5k")
         self.workdir = workdir or tempfile.mkdtemp(prefix=f"hlsflags-{self.design.name}-")
+        if workdir is None:  # ours: removed when the evaluator goes away or the process exits
+            weakref.finalize(self, shutil.rmtree, self.workdir, True)
         self._counter = itertools.count()
         self._lock = threading.Lock()
         self._baseline: FlowResult | None = None

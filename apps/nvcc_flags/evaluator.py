@@ -16,6 +16,7 @@ import os
 import shutil
 import tempfile
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +56,8 @@ class NvccEvaluator:
         self.compile_timeout = compile_timeout
         self.run_timeout = run_timeout
         self.workdir = workdir or tempfile.mkdtemp(prefix=f"nvccflags-{self.program.name}-")
+        if workdir is None:  # ours: removed when the evaluator goes away or the process exits
+            weakref.finalize(self, shutil.rmtree, self.workdir, True)
         self._flags = flags
         self._counter = itertools.count()
         self._lock = threading.Lock()
