@@ -46,6 +46,7 @@ TECHNIQUES: dict[str, str] = {
     "GA": "techniques.ga:GA",
     "PSO": "techniques.pso:PSO",
     "GreedyILS": "techniques.local_search:GreedyILS",
+    "Surrogate": "techniques.surrogate:SurrogateForest",
     "IslandGA": "techniques.island_ga:IslandGA",
     "CsTuner": "techniques.cstuner:CsTuner",
     "default": "techniques.default:DefaultEnsemble",
