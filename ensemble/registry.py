@@ -53,7 +53,14 @@ TECHNIQUES: dict[str, str] = {
 }
 
 #: app name -> "module:attr" (a TunerApp subclass)
-APPS: dict[str, str] = {}
+APPS: dict[str, str] = {
+    "demo_matmul": "apps.demo.matmul:BlockedMatmul",
+    "gcc_flags": "apps.gcc_flags.app:GccFlagsApp",
+    "hls_flags": "apps.hls_flags.app:HlsFlagsApp",
+    "nvcc_flags": "apps.nvcc_flags.app:NvccFlagsApp",
+    "replay": "apps.replay.app:ReplayApp",
+    "stencil": "apps.stencil.app:StencilApp",
+}
 
 #: top-level module of an optional dependency -> pip extra that installs it
 EXTRAS: dict[str, str] = {

@@ -159,7 +159,7 @@ def test_entry_points_add_techniques_and_apps(isolated, monkeypatch):
         isolated.TECHNIQUES["NelderMead"] != "evil:Shadow"
     )  # built-ins cannot be shadowed
     assert isolated.create_technique("PluginFixed").propose(1) == [{"x": 1}]
-    assert isolated.app_names() == ["plugin-app"]
+    assert "plugin-app" in isolated.app_names()
     assert isolated.load_app("plugin-app").__name__ == "Fixed"
 
 
