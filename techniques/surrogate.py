@@ -96,7 +96,8 @@ class SurrogateForest(BaseTechnique):
 
     def __init__(self, *, seed: int | None = None, trees: int = 32, initial: int | None = None,
                  pool: int = 500, incumbents: int = 5, xi: float = 0.0,
-                 refit_fraction: float = 1.0 / 16.0, **options: Any) -> None:
+                 refit_fraction: float = 1.0 / 16.0, random_fraction: float = 0.2,
+                 bootstrap: bool = False, min_leaf: int = 1, **options: Any) -> None:
         super().__init__(seed=seed, **options)
         self.trees = max(int(trees), 2)
         self.initial = None if initial is None else max(int(initial), 1)
@@ -104,6 +105,9 @@ class SurrogateForest(BaseTechnique):
         self.incumbents = max(int(incumbents), 1)
         self.xi = float(xi)
         self.refit_fraction = float(refit_fraction)
+        self.random_fraction = float(random_fraction)
+        self.bootstrap = bool(bootstrap)
+        self.min_leaf = max(int(min_leaf), 1)
 
     # -- state ---------------------------------------------------------------
     def _on_bind(self) -> None:
@@ -241,8 +245,8 @@ class SurrogateForest(BaseTechnique):
             return
         self.fits += 1
         X = np.vstack(self._X)
-        model = ExtraTreesRegressor(n_estimators=self.trees, min_samples_leaf=1, max_features=1.0,
-                                    bootstrap=False, random_state=int(self.rng.integers(2**31 - 1)), n_jobs=1)
+        model = ExtraTreesRegressor(n_estimators=self.trees, min_samples_leaf=self.min_leaf, max_features=1.0,
+                                    bootstrap=self.bootstrap, random_state=int(self.rng.integers(2**31 - 1)), n_jobs=1)
         model.fit(X, y)
         C = np.vstack([np.asarray(self.space.to_unit(c), dtype=float) for _, c in cands])
         per_tree = np.stack([t.predict(C) for t in model.estimators_])
@@ -269,7 +273,8 @@ class SurrogateForest(BaseTechnique):
         observed = len(self._v)
         fitted_now = False
         while len(out) < n:
-            if observed + len(self._pending) < self._n_init or not any(math.isfinite(v) for v in self._v):
+            if (observed + len(self._pending) < self._n_init or not any(math.isfinite(v) for v in self._v)
+                    or (self.random_fraction > 0 and self.rng.random() < self.random_fraction)):
                 config = self._random_unseen()
             else:
                 if not fitted_now and self._refit_due():
