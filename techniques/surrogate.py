@@ -45,8 +45,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from techniques.base import BaseTechnique
+from ensemble.errors import InfeasibleSpaceError
 from ensemble.technique import Trial
+from techniques.base import BaseTechnique
 
 __all__ = ["SurrogateForest", "expected_improvement"]
 
@@ -213,10 +214,11 @@ class SurrogateForest(BaseTechnique):
                 cands[h] = dict(config)
 
         try:
-            for c in self.space.sample(self.rng, self.pool):
-                add(c)
-        except Exception:  # noqa: BLE001 - sampling may fail on a nearly infeasible space; local moves remain
-            pass
+            samples = self.space.sample(self.rng, self.pool)
+        except InfeasibleSpaceError:  # sampling found nothing on a nearly infeasible space: local moves remain
+            samples = []
+        for c in samples:
+            add(c)
         order = np.argsort(y, kind="stable")
         finite = [int(i) for i in order if math.isfinite(self._v[int(i)])][: self.incumbents]
         dims = int(self.space.dims)

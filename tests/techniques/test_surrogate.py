@@ -15,8 +15,8 @@ import pytest
 
 from ensemble.registry import create_technique
 from ensemble.space import Enum, Integer, PowerOfTwo, SearchSpace
-from tests.techniques.harness import run_technique
 from techniques.surrogate import SurrogateForest, expected_improvement
+from tests.techniques.harness import run_technique
 
 
 def smooth_space() -> SearchSpace:
