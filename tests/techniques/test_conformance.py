@@ -1,7 +1,7 @@
 """One conformance suite for every registered technique.
 
-Each technique in ``ensemble.registry.TECHNIQUES`` that lives in this
-package is run through the in-memory harness (the driver's dedup and budget
+Each technique in ``ensemble.registry.TECHNIQUES`` (IslandGA and CsTuner
+included) is run through the in-memory harness (the driver's dedup and budget
 rules) on small spaces that exercise constraints, failures and every
 parameter kind.  What must hold for all of them: every proposal is a valid
 configuration, ``propose(n)`` returns at most n, the budget of unique
