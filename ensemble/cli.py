@@ -79,12 +79,23 @@ def _setup_logging(quiet: bool) -> None:
 
 
 def list_techniques() -> list[str]:
+    """One line per registered technique: its name, then its one-line summary.
+
+    A technique whose module cannot be imported (a missing extra) is still
+    listed, with the reason, so the list never fails as a whole.
+    """
     from ensemble import registry
 
-    names = getattr(registry, "technique_names", None)
-    if callable(names):
-        return sorted(names())
-    return sorted(getattr(registry, "TECHNIQUES", {}))
+    names = sorted(registry.technique_names())
+    width = max((len(n) for n in names), default=0)
+    lines = []
+    for name in names:
+        try:
+            summary = str(getattr(registry.load_technique(name), "summary", "") or "")
+        except Exception as exc:  # noqa: BLE001 - listing must not fail on one bad entry
+            summary = f"(unavailable: {exc})"
+        lines.append(f"{name:<{width}}  {summary}".rstrip())
+    return lines
 
 
 def print_result(result: Any, out: Any = None) -> None:
