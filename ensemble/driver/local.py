@@ -275,9 +275,15 @@ def _loop(app: Any, app_ref: str, app_argv: list[str], storage: Any, run_id: int
             while True:
                 # by default one trial at a time, so the technique sees every result
                 # before it proposes again; --batch N groups fast trials (fewer transactions)
-                batch = settings.batch if worker.last_elapsed < FAST_TRIAL_S else 1
+                fast = worker.last_elapsed < FAST_TRIAL_S
+                batch = settings.batch if fast else 1
                 search.queue_depth = batch
+                # fast trials, no other worker seen: insert requests already claimed by our worker
+                # (one commit instead of two); slow trials stay WAITING, so an attached worker
+                # (ensemble-tuner worker) can still take one and widen the queue
+                search.claim_for = worker.worker if fast and search.active_workers() == 1 else None
                 search.step()
+                worker.adopt(search.take_claimed())
                 if search.done:
                     return
                 if worker.work_one(batch=batch):
@@ -291,6 +297,8 @@ def _loop(app: Any, app_ref: str, app_argv: list[str], storage: Any, run_id: int
                 progress.update(search.status)
         finally:
             # requests claimed ahead are measured, not left RUNNING (at most batch - 1)
+            search.claim_for = None
+            worker.adopt(search.take_claimed())
             while worker.held:
                 worker.work_one()
                 if worker.last is not None:

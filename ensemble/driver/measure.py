@@ -120,6 +120,18 @@ class MeasurementDriver:
         self._commit(claim.request_id, result, elapsed)
         return True
 
+    def adopt(self, claims: list[Any]) -> None:
+        """Take requests already claimed for this worker (``Storage.add_and_claim``) as if claimed here.
+
+        Why: the same-thread loop inserts its requests already RUNNING for this
+        worker, so :meth:`work_one` measures them without a claim transaction.
+        They are heartbeaten like claimed-ahead requests until measured.
+        """
+        if not claims:
+            return
+        self._held.extend(claims)
+        self._heartbeat.held = [c.request_id for c in self._held]
+
     @property
     def held(self) -> int:
         """Requests claimed ahead and not measured yet."""

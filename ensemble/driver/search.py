@@ -85,6 +85,10 @@ class SearchDriver:
         self.done = False
         self.listeners: list[Callable[[Trial], None]] = []
         self._recent_workers: deque[str] = deque(maxlen=64)
+        #: worker name to insert new requests already claimed for (Storage.add_and_claim), or None
+        #: for WAITING requests; set by the same-thread loop, whose worker then adopts the claims
+        self.claim_for: str | None = None
+        self._claimed: list[Any] = []
 
     # -- set-up ------------------------------------------------------------------
     def restore(self) -> int:
@@ -315,7 +319,12 @@ class SearchDriver:
                 batch.append(NewRequest(self.space.canonical_json(config), config_hash, tech,
                                         self.trial_limit, duplicate=False))
         if batch:
-            ids = self.storage.add_requests(self.run_id, batch)
+            if self.claim_for is not None and not all(item.duplicate for item in batch):
+                # one transaction instead of insert + claim; the loop hands the claims to its worker
+                ids, claims = self.storage.add_and_claim(self.run_id, batch, self.claim_for)
+                self._claimed.extend(claims)
+            else:
+                ids = self.storage.add_requests(self.run_id, batch)
             answered = []
             for rid, item in zip(ids, batch):
                 if not item.duplicate:
@@ -329,6 +338,11 @@ class SearchDriver:
                                                       evaluation=self.status.unique), None)
         self.status.last_technique = items[-1][1] if items else self.status.last_technique
         return new_unique
+
+    def take_claimed(self) -> list[Any]:
+        """Claims made by requests inserted with :attr:`claim_for` since the last call (for that worker)."""
+        claimed, self._claimed = self._claimed, []
+        return claimed
 
     def _maybe_requeue(self) -> None:
         now = time.monotonic()

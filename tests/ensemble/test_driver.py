@@ -152,3 +152,97 @@ def test_batch_mode_measures_each_request_once_and_leaves_nothing_running(tmp_pa
     assert res.evaluations <= 50
     claimed = [r.claimed_at for r in st.trials(st.get_run("b").id) if not r.duplicate]
     assert len(set(claimed)) < len(claimed)          # several requests shared one claim
+
+
+class _GreedyStep(TinyRandom):
+    """Adaptive: proposes a neighbour of the best result seen, so results steer the trajectory."""
+
+    name = "GreedyStep"
+
+    def __init__(self, *, seed: int | None = None) -> None:
+        super().__init__(seed=seed)
+        self.best: tuple[float, dict] | None = None
+
+    def propose(self, n):
+        space = self._need_space()
+        if self.best is None or self.rng.random() < 0.5:  # random half: never stuck on known points
+            return space.sample(self.rng, n)
+        near = space.neighbours(self.best[1], self.rng)
+        return [near[int(self.rng.integers(len(near)))] for _ in range(n)]
+
+    def observe(self, trial):
+        super().observe(trial)
+        if self.best is None or trial.value < self.best[0]:
+            self.best = (trial.value, trial.config)
+
+
+class _CountingStorage(Storage):
+    """Counts the calls that mark which path the same-thread loop took."""
+
+    def __init__(self, url):
+        super().__init__(url)
+        self.calls = {"claim": 0, "add_and_claim": 0, "add_requests": 0}
+
+    def claim(self, *a, **k):
+        self.calls["claim"] += 1
+        return super().claim(*a, **k)
+
+    def add_and_claim(self, *a, **k):
+        self.calls["add_and_claim"] += 1
+        return super().add_and_claim(*a, **k)
+
+    def add_requests(self, *a, **k):
+        self.calls["add_requests"] += 1
+        return super().add_requests(*a, **k)
+
+
+class _TwoStepStorage(_CountingStorage):
+    """The path before add_and_claim: insert WAITING, then claim in a second transaction."""
+
+    def add_and_claim(self, run_id, items, worker):
+        self.calls["add_and_claim"] += 1
+        ids = Storage.add_requests(self, run_id, items)
+        return ids, Storage.claim(self, run_id, worker, n=sum(not it.duplicate for it in items))
+
+
+def _tune(tmp_path, name, storage_class, batch):
+    st = storage_class(db_url(tmp_path, f"{name}.db"))
+    res = run_app(QuadApp(hi=30), RunSettings(database=st.url, run_name=name, test_limit=40, seed=4,
+                                              batch=batch, stop_after=60, quiet=True),
+                  technique=_GreedyStep(seed=4), storage=st)
+    return res, st.trials(st.get_run(name).id), st.calls
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_fast_same_thread_trials_are_inserted_claimed_with_the_same_trajectory(tmp_path, batch):
+    res_fast, fast, fast_calls = _tune(tmp_path, "fast", _CountingStorage, batch)
+    res_ref, ref, _ = _tune(tmp_path, "ref", _TwoStepStorage, batch)
+    # the same requests, results and duplicates in the same order: claiming at insert changes no decision
+    assert [(r.config_hash, r.technique, r.state, r.duplicate, r.value) for r in fast] == [
+        (r.config_hash, r.technique, r.state, r.duplicate, r.value) for r in ref]
+    assert (res_fast.best_config, res_fast.evaluations) == (res_ref.best_config, res_ref.evaluations)
+    # inserted already claimed; a claim transaction only when a step inserted nothing to measure
+    assert fast_calls["add_and_claim"] >= res_fast.evaluations / batch and fast_calls["claim"] < 5
+    assert {r.state for r in fast} == {"OK"}
+    me = {r.worker for r in fast if not r.duplicate}
+    assert len(me) == 1 and None not in me
+    for r in fast:
+        if not r.duplicate:
+            assert r.created_at <= r.claimed_at <= r.finished_at
+        else:
+            assert (r.worker, r.claimed_at) == (None, None)
+
+
+def test_slow_same_thread_trials_stay_waiting_for_attached_workers(tmp_path, monkeypatch):
+    from ensemble.driver import local
+
+    # every trial counts as slow (>= FAST_TRIAL_S): requests are inserted WAITING and claimed, so an
+    # attached `ensemble-tuner worker` may take one; the trajectory is the fast path's
+    monkeypatch.setattr(local, "FAST_TRIAL_S", 0.0)
+    res_slow, slow, calls = _tune(tmp_path, "slow", _CountingStorage, 1)
+    monkeypatch.undo()
+    _res_fast, fast, fast_calls = _tune(tmp_path, "fast", _CountingStorage, 1)
+    assert fast_calls["add_and_claim"] > 0
+    assert calls["add_and_claim"] == 0 and calls["claim"] >= res_slow.evaluations
+    assert [(r.config_hash, r.state, r.duplicate, r.value) for r in slow] == [
+        (r.config_hash, r.state, r.duplicate, r.value) for r in fast]
