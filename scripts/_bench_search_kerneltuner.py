@@ -81,6 +81,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp, open(os.devnull, "w") as devnull:
         cachefile = os.path.join(tmp, "replay_cache.json")
         write_cache(spec, cachefile)
+        os.chdir(tmp)  # Kernel Tuner's pyATF bridge writes a cache folder in the working directory
         for strategy in spec["strategies"]:
             try:
                 out = []
