@@ -28,6 +28,13 @@ Werkhoven, "Bayesian optimization for auto-tuning GPU kernels" (PMBS 2021):
   local-search candidates).  Only candidates the space produced (sample,
   neighbours, mutate, repair) are ever proposed, so nothing invalid is.
 
+Exploration: a fraction (20 %) of the proposals after the initial design
+take the best EI among the uniform samples only, not among the local moves
+around the incumbents.  SMAC interleaves plain random configurations for
+the same reason (a model that only refines its incumbents gets stuck in a
+flat basin); choosing the global step by EI keeps it model-guided
+(``explore="random"`` restores SMAC's uniform interleaving).
+
 Cost: the model is refitted when k new results have arrived since the last
 fit, k growing with the data (about n/16), or at once after an improvement;
 between fits, proposals come from the last EI ranking.  That keeps the mean
@@ -45,7 +52,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ensemble.errors import InfeasibleSpaceError
+from ensemble.errors import InfeasibleSpaceError, TechniqueError
 from ensemble.technique import Trial
 from techniques.base import BaseTechnique
 
@@ -89,7 +96,10 @@ class SurrogateForest(BaseTechnique):
     budget), ``pool`` (uniform candidates per fit, 500), ``incumbents`` (how
     many of the best configurations get local candidates, 5), ``xi``
     (EI exploration margin in log units, 0.0), ``refit_fraction`` (refit after
-    ``max(1, n * refit_fraction)`` new results, 1/16).
+    ``max(1, n * refit_fraction)`` new results, 1/16), ``random_fraction``
+    (share of exploration steps, 0.2), ``explore`` ("global": best EI among
+    uniform samples; "random": a uniform sample, as SMAC), ``bootstrap`` /
+    ``min_leaf`` (forest settings; False / 1).
     """
 
     name: ClassVar[str] = "Surrogate"
@@ -98,7 +108,8 @@ class SurrogateForest(BaseTechnique):
     def __init__(self, *, seed: int | None = None, trees: int = 32, initial: int | None = None,
                  pool: int = 500, incumbents: int = 5, xi: float = 0.0,
                  refit_fraction: float = 1.0 / 16.0, random_fraction: float = 0.2,
-                 bootstrap: bool = False, min_leaf: int = 1, **options: Any) -> None:
+                 bootstrap: bool = False, min_leaf: int = 1, explore: str = "global",
+                 **options: Any) -> None:
         super().__init__(seed=seed, **options)
         self.trees = max(int(trees), 2)
         self.initial = None if initial is None else max(int(initial), 1)
@@ -107,6 +118,9 @@ class SurrogateForest(BaseTechnique):
         self.xi = float(xi)
         self.refit_fraction = float(refit_fraction)
         self.random_fraction = float(random_fraction)
+        if explore not in ("random", "global"):
+            raise TechniqueError(f"Surrogate: explore must be 'random' or 'global', got {explore!r}")
+        self.explore = explore
         self.bootstrap = bool(bootstrap)
         self.min_leaf = max(int(min_leaf), 1)
 
@@ -119,6 +133,8 @@ class SurrogateForest(BaseTechnique):
         self._configs: list[dict[str, Any]] = []
         self._pending: dict[str, dict[str, Any]] = {}  # proposed, no result yet
         self._ranked: list[tuple[str, dict[str, Any]]] = []  # last EI ranking, best first
+        self._ranked_global: list[tuple[str, dict[str, Any]]] = []  # same, uniform samples only
+        self._uniform: set[str] = set()
         self._since_fit = 0
         self._improved = False
         self._rest: list[dict[str, Any]] | None = None
@@ -219,6 +235,7 @@ class SurrogateForest(BaseTechnique):
             samples = []
         for c in samples:
             add(c)
+        self._uniform = set(cands)
         order = np.argsort(y, kind="stable")
         finite = [int(i) for i in order if math.isfinite(self._v[int(i)])][: self.incumbents]
         dims = int(self.space.dims)
@@ -260,6 +277,7 @@ class SurrogateForest(BaseTechnique):
         tie = self.rng.random(len(cands))
         order = np.lexsort((tie, mu, -ei))
         self._ranked = [cands[int(i)] for i in order]
+        self._ranked_global = [hc for hc in self._ranked if hc[0] in self._uniform]
 
     def _refit_due(self) -> bool:
         n = len(self._v)
@@ -275,9 +293,22 @@ class SurrogateForest(BaseTechnique):
         observed = len(self._v)
         fitted_now = False
         while len(out) < n:
+            explore = self.random_fraction > 0 and self.rng.random() < self.random_fraction
             if (observed + len(self._pending) < self._n_init or not any(math.isfinite(v) for v in self._v)
-                    or (self.random_fraction > 0 and self.rng.random() < self.random_fraction)):
+                    or (explore and self.explore == "random")):
                 config = self._random_unseen()
+            elif explore:  # "global": the best EI among the uniform samples only (not the local moves)
+                if not fitted_now and self._refit_due():
+                    self._fit_and_rank()
+                    fitted_now = True
+                config = None
+                while self._ranked_global:
+                    h, c = self._ranked_global.pop(0)
+                    if not self._seen(h):
+                        config = c
+                        break
+                if config is None:
+                    config = self._random_unseen()
             else:
                 if not fitted_now and self._refit_due():
                     self._fit_and_rank()
