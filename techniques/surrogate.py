@@ -29,11 +29,10 @@ Werkhoven, "Bayesian optimization for auto-tuning GPU kernels" (PMBS 2021):
   neighbours, mutate, repair) are ever proposed, so nothing invalid is.
 
 Exploration: a fraction (20 %) of the proposals after the initial design
-take the best EI among the uniform samples only, not among the local moves
-around the incumbents.  SMAC interleaves plain random configurations for
-the same reason (a model that only refines its incumbents gets stuck in a
-flat basin); choosing the global step by EI keeps it model-guided
-(``explore="random"`` restores SMAC's uniform interleaving).
+are uniform random valid configurations, as SMAC interleaves them (a model
+that only refines its incumbents gets stuck in a flat basin).
+``explore="global"`` takes the best EI among the uniform samples instead;
+it measured the same within noise (docs/bench_search_results.md).
 
 Cost: the model is refitted when k new results have arrived since the last
 fit, k growing with the data (about n/16), or at once after an improvement;
@@ -97,8 +96,8 @@ class SurrogateForest(BaseTechnique):
     many of the best configurations get local candidates, 5), ``xi``
     (EI exploration margin in log units, 0.0), ``refit_fraction`` (refit after
     ``max(1, n * refit_fraction)`` new results, 1/16), ``random_fraction``
-    (share of exploration steps, 0.2), ``explore`` ("global": best EI among
-    uniform samples; "random": a uniform sample, as SMAC), ``bootstrap`` /
+    (share of exploration steps, 0.2), ``explore`` ("random": a uniform sample,
+    as SMAC, the default; "global": the best EI among uniform samples), ``bootstrap`` /
     ``min_leaf`` (forest settings; False / 1).
     """
 
@@ -108,7 +107,7 @@ class SurrogateForest(BaseTechnique):
     def __init__(self, *, seed: int | None = None, trees: int = 32, initial: int | None = None,
                  pool: int = 500, incumbents: int = 5, xi: float = 0.0,
                  refit_fraction: float = 1.0 / 16.0, random_fraction: float = 0.2,
-                 bootstrap: bool = False, min_leaf: int = 1, explore: str = "global",
+                 bootstrap: bool = False, min_leaf: int = 1, explore: str = "random",
                  **options: Any) -> None:
         super().__init__(seed=seed, **options)
         self.trees = max(int(trees), 2)
@@ -293,9 +292,9 @@ class SurrogateForest(BaseTechnique):
         observed = len(self._v)
         fitted_now = False
         while len(out) < n:
-            explore = self.random_fraction > 0 and self.rng.random() < self.random_fraction
-            if (observed + len(self._pending) < self._n_init or not any(math.isfinite(v) for v in self._v)
-                    or (explore and self.explore == "random")):
+            initial = observed + len(self._pending) < self._n_init or not any(math.isfinite(v) for v in self._v)
+            explore = not initial and self.random_fraction > 0 and self.rng.random() < self.random_fraction
+            if initial or (explore and self.explore == "random"):
                 config = self._random_unseen()
             elif explore:  # "global": the best EI among the uniform samples only (not the local moves)
                 if not fitted_now and self._refit_due():
