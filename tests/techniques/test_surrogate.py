@@ -79,3 +79,16 @@ def test_all_failing_space_does_not_hang() -> None:
     log = run_technique(create_technique("Surrogate"), space, lambda c: math.inf, budget=30, seed=2)
     assert log.unique == 30
     assert all(space.is_valid(c) for c in log.proposals)
+
+
+def test_explore_option() -> None:
+    from ensemble.errors import TechniqueError
+
+    space = smooth_space()
+    log = run_technique(create_technique("Surrogate", explore="global"), space, smooth_objective,
+                        budget=40, seed=3)
+    assert log.unique == 40 and all(space.is_valid(c) for c in log.proposals)
+    with pytest.raises(TechniqueError):
+        create_technique("Surrogate", explore="sideways")
+    with pytest.raises(TechniqueError):
+        create_technique("Surrogate", no_such_option=1)
