@@ -36,6 +36,7 @@ import numpy as np
 from ensemble.errors import EnsembleError, MissingExtraError
 from ensemble.result import Result
 from measurement.process import run_command
+from measurement.timing import device_timing_result
 from measurement.verify import Verdict
 
 __all__ = ["CudaBackend", "CudaBuild", "CudaBuildError", "compile_cuda", "nvcc_available", "parse_ptxas"]
@@ -267,26 +268,4 @@ class CudaBackend:
             msg = str(exc)
             kind = "refused" if any(s in msg.lower() for s in _REFUSED) else "launch"
             return Result(state="FAILED", reason=f"{kind}: {msg}", metrics=metrics)
-        times = [p[0] for p in pairs]
-        walls = [p[1] for p in pairs]
-        metrics["wall_median"] = statistics.median(walls)
-        metrics["event_median"] = statistics.median(times)
-        value = _reduce(times, statistic)
-        if verify is not None:
-            v = verify()
-            metrics["max_abs_error"] = v.max_abs_error
-            if not v.ok:
-                return Result(time=value, state="INVALID", reason=f"wrong output: {v.detail}", times=times,
-                              metrics=metrics)
-        return Result(time=value, times=times, metrics=metrics)
-
-
-def _reduce(times: list[float], statistic: str) -> float:
-    """One number from the kept repeat times: median (default), mean (the papers') or min."""
-    if statistic == "mean":
-        return statistics.fmean(times)
-    if statistic == "min":
-        return min(times)
-    if statistic == "median":
-        return statistics.median(times)
-    raise ValueError(f"statistic={statistic!r}: use median, mean or min")
+        return device_timing_result(pairs, statistic=statistic, metrics=metrics, verify=verify)

@@ -17,7 +17,6 @@ check on the event timer.  PyOpenCL is imported when a backend is created.
 from __future__ import annotations
 
 import logging
-import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ import numpy as np
 
 from ensemble.errors import ConfigurationError, EnsembleError, MissingExtraError
 from ensemble.result import Result
+from measurement.timing import device_timing_result
 from measurement.verify import Verdict
 
 _log = logging.getLogger("ensemble.measurement.opencl")
@@ -251,25 +251,4 @@ class OpenCLBackend:
             msg = str(exc)
             kind = "refused" if any(c in msg for c in _REFUSED_CODES) else "launch"
             return Result(state="FAILED", reason=f"{kind}: {msg.strip()[:300]}", metrics=metrics)
-        times = [p[0] for p in pairs]
-        metrics["wall_median"] = statistics.median(p[1] for p in pairs)
-        metrics["event_median"] = statistics.median(times)
-        value = _reduce(times, statistic)
-        if verify is not None:
-            v = verify()
-            metrics["max_abs_error"] = v.max_abs_error
-            if not v.ok:
-                return Result(time=value, state="INVALID", reason=f"wrong output: {v.detail}", times=times,
-                              metrics=metrics)
-        return Result(time=value, times=times, metrics=metrics)
-
-
-def _reduce(times: list[float], statistic: str) -> float:
-    """One number from the kept repeat times: median (default), mean (the papers') or min."""
-    if statistic == "mean":
-        return statistics.fmean(times)
-    if statistic == "min":
-        return min(times)
-    if statistic == "median":
-        return statistics.median(times)
-    raise ValueError(f"statistic={statistic!r}: use median, mean or min")
+        return device_timing_result(pairs, statistic=statistic, metrics=metrics, verify=verify)

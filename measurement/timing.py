@@ -18,10 +18,12 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ensemble.errors import ConfigurationError
+from ensemble.result import Result
 
-__all__ = ["TimingSummary", "repeat", "summarize"]
+__all__ = ["TimingSummary", "device_timing_result", "reduce_times", "repeat", "summarize"]
 
 
 def _call(fn: Callable[[], float | None]) -> float:
@@ -91,3 +93,44 @@ def summarize(times: Sequence[float]) -> TimingSummary:
         stdev=statistics.stdev(xs) if len(xs) > 1 else 0.0,
         n=len(xs),
     )
+
+
+def reduce_times(times: Sequence[float], statistic: str) -> float:
+    """One number from the kept repeat times: median (default), mean (the papers') or min."""
+    if statistic == "mean":
+        return statistics.fmean(times)
+    if statistic == "min":
+        return min(times)
+    if statistic == "median":
+        return statistics.median(times)
+    raise ConfigurationError(f"statistic={statistic!r}: use median, mean or min")
+
+
+def device_timing_result(
+    pairs: Sequence[tuple[float, float]],
+    *,
+    statistic: str,
+    metrics: dict[str, float],
+    verify: Callable[[], object] | None = None,
+) -> Result:
+    """The Result of a device-timed kernel from its (event time, wall time) pairs.
+
+    Shared by the OpenCL and CUDA backends so that both report the same
+    things the same way: the event times are the raw times, the wall-clock
+    median is kept beside the event median as an independent check on the
+    device timer, and a failed verification makes the trial INVALID (the
+    time is still recorded, since a wrong kernel can be fast).
+    ``verify`` returns an object with ``ok``, ``max_abs_error`` and ``detail``
+    (measurement.verify.Verdict).
+    """
+    times = [p[0] for p in pairs]
+    metrics["wall_median"] = statistics.median(p[1] for p in pairs)
+    metrics["event_median"] = statistics.median(times)
+    value = reduce_times(times, statistic)
+    if verify is not None:
+        v: Any = verify()
+        metrics["max_abs_error"] = v.max_abs_error
+        if not v.ok:
+            return Result(time=value, state="INVALID", reason=f"wrong output: {v.detail}", times=times,
+                          metrics=metrics)
+    return Result(time=value, times=times, metrics=metrics)
