@@ -11,6 +11,9 @@ comparison that turns a miscompile into INVALID.
 from __future__ import annotations
 
 import math
+import shutil
+import tempfile
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,3 +82,18 @@ def compare_outputs(reference: Mapping[str, str], got: Mapping[str, str], *, rto
         if math.isnan(r) or math.isnan(v) or abs(v - r) > atol + rtol * abs(r):
             return f"output {key!r} = {val} differs from reference {ref} (rtol {rtol:g})"
     return None
+
+
+def owned_workdir(owner: object, workdir: str | None, prefix: str) -> str:
+    """The evaluator's build directory: ``workdir`` if given, else a fresh temporary one.
+
+    Why: every evaluator compiles into a directory of its own; one we created
+    is removed when the evaluator is garbage-collected or the process exits,
+    so CLI runs leave nothing behind in /tmp, while a directory the caller
+    passed in is the caller's and is kept.
+    """
+    if workdir is not None:
+        return workdir
+    path = tempfile.mkdtemp(prefix=prefix)
+    weakref.finalize(owner, shutil.rmtree, path, True)
+    return path

@@ -13,13 +13,16 @@ import logging
 import os
 import shutil
 import statistics
-import tempfile
 import threading
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from apps.flags.evaluation import Evaluation, compare_outputs, parse_key_values
+from apps.flags.evaluation import (
+    Evaluation,
+    compare_outputs,
+    owned_workdir,
+    parse_key_values,
+)
 from apps.flags.gcc_discovery import discover_gcc
 from apps.flags.space import FlagSpace
 from apps.flags.spec import Choice
@@ -65,9 +68,7 @@ class GccEvaluator:
         self.repeats = repeats
         self.compile_timeout = compile_timeout
         self.run_timeout = run_timeout
-        self.workdir = workdir or tempfile.mkdtemp(prefix=f"gccflags-{self.program.name}-")
-        if workdir is None:  # ours: removed when the evaluator goes away or the process exits
-            weakref.finalize(self, shutil.rmtree, self.workdir, True)
+        self.workdir = owned_workdir(self, workdir, f"gccflags-{self.program.name}-")
         self._flags = flags
         self._counter = itertools.count()
         self._lock = threading.Lock()

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import itertools
 import shutil
-import tempfile
 import threading
-import weakref
 from typing import Any
 
-from apps.flags.evaluation import Evaluation
+from apps.flags.evaluation import Evaluation, owned_workdir
 from apps.hls_flags.cost import SCENARIOS, weighted_normalized_sum
 from apps.hls_flags.designs import Design, design
 from apps.hls_flags.flow import FlowResult, run_flow
@@ -31,9 +29,7 @@ class HlsEvaluator:
         self.icepack = icepack
         self.timeout = timeout
         self.yosys_flags, self.nextpnr_flags, self.flags = flow_space(dsp=device == "up5k")
-        self.workdir = workdir or tempfile.mkdtemp(prefix=f"hlsflags-{self.design.name}-")
-        if workdir is None:  # ours: removed when the evaluator goes away or the process exits
-            weakref.finalize(self, shutil.rmtree, self.workdir, True)
+        self.workdir = owned_workdir(self, workdir, f"hlsflags-{self.design.name}-")
         self._counter = itertools.count()
         self._lock = threading.Lock()
         self._baseline: FlowResult | None = None

@@ -14,13 +14,11 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
-import tempfile
 import threading
-import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from apps.flags.evaluation import Evaluation, parse_key_values
+from apps.flags.evaluation import Evaluation, owned_workdir, parse_key_values
 from apps.flags.space import FlagSpace
 from apps.nvcc_flags.programs import CudaProgram, cuda_program
 from apps.nvcc_flags.ptxas import KernelMetrics, compile_cost, parse_ptxas
@@ -55,9 +53,7 @@ class NvccEvaluator:
         self.size = size
         self.compile_timeout = compile_timeout
         self.run_timeout = run_timeout
-        self.workdir = workdir or tempfile.mkdtemp(prefix=f"nvccflags-{self.program.name}-")
-        if workdir is None:  # ours: removed when the evaluator goes away or the process exits
-            weakref.finalize(self, shutil.rmtree, self.workdir, True)
+        self.workdir = owned_workdir(self, workdir, f"nvccflags-{self.program.name}-")
         self._flags = flags
         self._counter = itertools.count()
         self._lock = threading.Lock()

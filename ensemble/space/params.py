@@ -54,6 +54,11 @@ def _is_real(v: Any) -> bool:
     )
 
 
+
+def _bounds_json(kind: str, name: str, low: Any, high: Any) -> dict[str, Any]:
+    """JSON of a parameter described by its bounds alone (Integer, PowerOfTwo, Float and log kinds)."""
+    return {"type": kind, "name": name, "low": low, "high": high}
+
 class Parameter:
     """One named dimension of the space.  Subclasses define the value set."""
 
@@ -191,12 +196,7 @@ class Integer(DiscreteParameter):
         return f"integers {self.low}..{self.high}"
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "type": self.kind,
-            "name": self.name,
-            "low": self.low,
-            "high": self.high,
-        }
+        return _bounds_json(self.kind, self.name, self.low, self.high)
 
 
 class LogInteger(Integer):
@@ -276,12 +276,7 @@ class PowerOfTwo(DiscreteParameter):
         return f"powers of two {self.low}..{self.high}"
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "type": self.kind,
-            "name": self.name,
-            "low": self.low,
-            "high": self.high,
-        }
+        return _bounds_json(self.kind, self.name, self.low, self.high)
 
 
 class Enum(DiscreteParameter):
@@ -400,12 +395,7 @@ class Float(Parameter):
         return float(min(max(self._inv(a + t * (b - a)), self.low), self.high))
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "type": self.kind,
-            "name": self.name,
-            "low": self.low,
-            "high": self.high,
-        }
+        return _bounds_json(self.kind, self.name, self.low, self.high)
 
 
 class LogFloat(Float):
