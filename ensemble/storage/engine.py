@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -47,6 +48,32 @@ def mask_url(url: str | sa.URL) -> str:
         return sa.make_url(url).render_as_string(hide_password=True)
     except sa.exc.ArgumentError:
         return str(url)
+
+
+def _set_wal(cur: Any, wait_s: float) -> None:
+    """Switch a SQLite connection to WAL, retrying while another process holds the file.
+
+    Why a loop: changing the journal mode needs an exclusive lock, and SQLite
+    answers SQLITE_BUSY at once, without calling the busy handler, when another
+    connection is creating the same new file or holds a read lock (seen when
+    several workers open a brand-new database together).  A file already in WAL
+    mode needs no switch, so the common case is one read.
+    """
+    deadline = time.monotonic() + wait_s
+    delay = 0.005
+    while True:
+        try:
+            mode = cur.execute("PRAGMA journal_mode").fetchone()
+            if mode and str(mode[0]).lower() == "wal":
+                return
+            cur.execute("PRAGMA journal_mode=WAL")
+            return
+        except Exception as exc:  # sqlite3.OperationalError; the driver module is not imported here
+            text = str(exc).lower()
+            if ("locked" not in text and "busy" not in text) or time.monotonic() >= deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
 
 
 def db_now(dialect: str) -> sa.ColumnElement[Any]:
@@ -149,7 +176,7 @@ class Database:
             cur = dbapi_conn.cursor()
             try:
                 cur.execute(f"PRAGMA busy_timeout={timeout_ms}")
-                cur.execute("PRAGMA journal_mode=WAL")
+                _set_wal(cur, self.busy_timeout_s)
                 cur.execute("PRAGMA synchronous=NORMAL")
                 cur.execute("PRAGMA foreign_keys=ON")
             finally:

@@ -23,6 +23,7 @@ from tests.ensemble.storage import workers
 SPAWN = mp.get_context("spawn")
 N_WORKERS = 4
 PER_WORKER = 1000
+BARRIER_S = 120.0  # a worker that died before the barrier must not leave the others waiting for ever
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.server_db)])
@@ -66,7 +67,7 @@ def test_workers_finish_every_request_exactly_once(url, per_worker):
     run_id = s.create_run("conc", app="demo", space_json="{}", space_hash="h")
     total = N_WORKERS * per_worker
     ids = s.add_requests(run_id, [NewRequest(f'{{"x":{i}}}', f"h{i}", "Random") for i in range(total)])
-    start, out = SPAWN.Barrier(N_WORKERS), SPAWN.Queue()
+    start, out = SPAWN.Barrier(N_WORKERS, timeout=BARRIER_S), SPAWN.Queue()
     procs = [SPAWN.Process(target=workers.drain, args=(url, run_id, f"w{k}", k + 1, start, out))
              for k in range(N_WORKERS)]  # batch sizes 1..4: single and multi-row claims
     for p in procs:
@@ -112,7 +113,7 @@ def test_sigkill_after_n_finishes_keeps_all_n(url):
 def test_run_creation_race_has_one_winner(url):
     Storage(url).close()  # the schema exists; the race is about the run row
     n = 2
-    start, out = SPAWN.Barrier(n), SPAWN.Queue()
+    start, out = SPAWN.Barrier(n, timeout=BARRIER_S), SPAWN.Queue()
     procs = [SPAWN.Process(target=workers.create_same_run, args=(url, start, out)) for _ in range(n)]
     for p in procs:
         p.start()
@@ -125,7 +126,7 @@ def test_fresh_database_creation_race(tmp_path):
     """Several processes opening the same new SQLite file at once: one creates it, all can use it."""
     url = f"sqlite:///{tmp_path / 'new.db'}"
     n = 2
-    start, out = SPAWN.Barrier(n), SPAWN.Queue()
+    start, out = SPAWN.Barrier(n, timeout=BARRIER_S), SPAWN.Queue()
     procs = [SPAWN.Process(target=workers.create_same_run, args=(url, start, out)) for _ in range(n)]
     for p in procs:
         p.start()
@@ -137,7 +138,7 @@ def test_concurrent_submitters_share_configurations(url):
     """Two search drivers submitting overlapping configurations in different orders (MPI islands)."""
     s = Storage(url)
     run_id = s.create_run("subm", app="demo", space_json="{}", space_hash="h")
-    start, out = SPAWN.Barrier(2), SPAWN.Queue()
+    start, out = SPAWN.Barrier(2, timeout=BARRIER_S), SPAWN.Queue()
     procs = [SPAWN.Process(target=workers.add_overlapping, args=(url, run_id, seed, start, out)) for seed in (1, 2)]
     for p in procs:
         p.start()
