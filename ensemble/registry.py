@@ -47,6 +47,7 @@ TECHNIQUES: dict[str, str] = {
     "PSO": "techniques.pso:PSO",
     "GreedyILS": "techniques.local_search:GreedyILS",
     "Surrogate": "techniques.surrogate:SurrogateForest",
+    "BayesOpt": "techniques.bayes_opt:BayesOpt",
     "IslandGA": "techniques.island_ga:IslandGA",
     "CsTuner": "techniques.cstuner:CsTuner",
     "default": "techniques.default:DefaultEnsemble",

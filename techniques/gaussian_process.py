@@ -1,0 +1,214 @@
+"""Gaussian-process numerics for :mod:`techniques.bayes_opt` (NumPy/SciPy only).
+
+Why a module of its own: the technique decides *what* to evaluate; this file
+only does linear algebra, and its fast incremental path is tested against a
+from-scratch solve (tests/techniques/test_bayes_opt.py), as STYLE.md asks.
+
+* Kernel: Matern 5/2 with one length scale per input dimension (ARD), the
+  choice of Snoek, Larochelle & Adams, "Practical Bayesian optimization of
+  machine learning algorithms" (NIPS 2012), plus a signal variance and a
+  Gaussian noise variance (run times are measured, hence noisy).
+* Hyperparameters: maximum of the log marginal likelihood with its analytic
+  gradient (Rasmussen & Williams, "Gaussian Processes for Machine Learning",
+  MIT Press 2006, eqs. 2.30 and 5.9), L-BFGS-B in log space within bounds.
+* Posterior over a fixed candidate pool, updated in O(m N) per added point
+  (m observations, N candidates): with ``K = L L^T`` the pool's predictive
+  variance is ``s2 - colsum(V^2)`` where ``V = L^{-1} K(X, pool)``; a new
+  point appends one row to ``L`` and one row to ``V`` (the bordered Cholesky
+  update), so a refit of the whole pool, O(m^2 N), is needed only when the
+  hyperparameters change.  Targets enter only through ``z = L^{-1} t``,
+  so replacing a kriging-believer fantasy by the measured value costs one
+  triangular solve.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import cho_solve, solve_triangular
+from scipy.optimize import minimize
+
+__all__ = ["GPHyper", "PoolPosterior", "fit_hyperparameters", "matern52", "neg_log_marginal_likelihood"]
+
+_SQRT5 = math.sqrt(5.0)
+#: added to the diagonal for numerical safety (relative to a standardized target)
+JITTER = 1e-8
+# log-space bounds: length scales on the unit cube, signal variance of a standardized target, noise variance
+_LS_BOUNDS = (math.log(1e-2), math.log(20.0))
+_S2_BOUNDS = (math.log(5e-2), math.log(20.0))
+_NOISE_BOUNDS = (math.log(1e-6), math.log(1.0))
+
+
+@dataclass(frozen=True)
+class GPHyper:
+    """Length scales (one per dimension), signal variance, noise variance."""
+
+    lengthscales: np.ndarray
+    signal: float
+    noise: float
+
+    def to_theta(self) -> np.ndarray:
+        return np.concatenate([np.log(self.lengthscales), [math.log(self.signal), math.log(self.noise)]])
+
+    @classmethod
+    def from_theta(cls, theta: np.ndarray) -> GPHyper:
+        theta = np.asarray(theta, dtype=float)
+        return cls(np.exp(theta[:-2]), float(math.exp(theta[-2])), float(math.exp(theta[-1])))
+
+    @classmethod
+    def default(cls, dims: int) -> GPHyper:
+        """Start point: length scale 0.5 of the unit cube, unit signal, small noise."""
+        return cls(np.full(dims, 0.5), 1.0, 1e-3)
+
+
+def _sqdist(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Squared Euclidean distances between rows (already scaled); no (m, N, d) temporary."""
+    d2 = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2.0 * (a @ b.T)
+    return np.maximum(d2, 0.0)
+
+
+def matern52(a: np.ndarray, b: np.ndarray, lengthscales: np.ndarray, signal: float) -> np.ndarray:
+    """Matern 5/2 covariance ``s2 (1 + sqrt5 r + 5 r^2 / 3) exp(-sqrt5 r)`` (R&W eq. 4.17)."""
+    r = np.sqrt(_sqdist(a / lengthscales, b / lengthscales))
+    return signal * (1.0 + _SQRT5 * r + (5.0 / 3.0) * r * r) * np.exp(-_SQRT5 * r)
+
+
+def neg_log_marginal_likelihood(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
+    """``-log p(y | X, theta)`` and its gradient in ``theta`` (log length scales, log s2, log noise)."""
+    hyp = GPHyper.from_theta(theta)
+    n = X.shape[0]
+    ls = hyp.lengthscales
+    Xs = X / ls
+    r = np.sqrt(_sqdist(Xs, Xs))
+    e = np.exp(-_SQRT5 * r)
+    Kf = hyp.signal * (1.0 + _SQRT5 * r + (5.0 / 3.0) * r * r) * e
+    K = Kf + (hyp.noise + JITTER) * np.eye(n)
+    try:
+        L = np.linalg.cholesky(K)
+    except np.linalg.LinAlgError:
+        return 1e25, np.zeros_like(theta)
+    alpha = cho_solve((L, True), y)
+    nll = 0.5 * float(y @ alpha) + float(np.log(np.diag(L)).sum()) + 0.5 * n * math.log(2.0 * math.pi)
+    W = np.outer(alpha, alpha) - cho_solve((L, True), np.eye(n))  # alpha alpha^T - K^-1
+    # d Kf / d log l_k = s2 (5/3) (1 + sqrt5 r) exp(-sqrt5 r) * (x_k - x'_k)^2 / l_k^2
+    WA = W * (hyp.signal * (5.0 / 3.0) * (1.0 + _SQRT5 * r) * e)
+    grad = np.empty_like(theta)
+    for k in range(X.shape[1]):
+        diff = Xs[:, k][:, None] - Xs[:, k][None, :]
+        grad[k] = -0.5 * float((WA * diff * diff).sum())
+    grad[-2] = -0.5 * float((W * Kf).sum())
+    grad[-1] = -0.5 * float(np.trace(W)) * hyp.noise
+    return nll, grad
+
+
+def fit_hyperparameters(X: np.ndarray, y: np.ndarray, rng: np.random.Generator, *,
+                        start: GPHyper | None = None, restarts: int = 1, maxiter: int = 50) -> GPHyper:
+    """Maximise the log marginal likelihood from ``start`` and ``restarts`` random starts (L-BFGS-B)."""
+    dims = X.shape[1]
+    bounds = [_LS_BOUNDS] * dims + [_S2_BOUNDS, _NOISE_BOUNDS]
+    starts = [(start or GPHyper.default(dims)).to_theta()]
+    for _ in range(max(0, int(restarts))):
+        # random length scales log-uniform in [0.1, 2] (a tenth of the cube to twice it), unit signal
+        starts.append(np.concatenate([rng.uniform(math.log(0.1), math.log(2.0), dims), [0.0, math.log(1e-3)]]))
+    best_theta, best_f = starts[0], math.inf
+    for theta0 in starts:
+        theta0 = np.clip(theta0, [b[0] for b in bounds], [b[1] for b in bounds])
+        res = minimize(neg_log_marginal_likelihood, theta0, args=(X, y), jac=True, method="L-BFGS-B",
+                       bounds=bounds, options={"maxiter": int(maxiter)})
+        if np.isfinite(res.fun) and res.fun < best_f:
+            best_theta, best_f = res.x, float(res.fun)
+    return GPHyper.from_theta(best_theta)
+
+
+class PoolPosterior:
+    """GP posterior over a fixed candidate pool, grown one observation at a time.
+
+    ``add(x, t)`` appends an observation (bordered Cholesky update, O(m N));
+    ``set_target(i, t)`` changes a target (a fantasy replaced by its
+    measurement); ``predict()`` returns the latent mean and variance at every
+    pool point (O(m N)); ``set_pool`` recomputes the pool rows (O(m^2 N)).
+    """
+
+    def __init__(self, hyper: GPHyper, pool: np.ndarray) -> None:
+        self.hyper = hyper
+        self.dims = pool.shape[1]
+        self.m = 0
+        self._cap = 64
+        self._X = np.zeros((self._cap, self.dims))
+        self._L = np.zeros((self._cap, self._cap))
+        self._t = np.zeros(self._cap)
+        self._pool = np.asarray(pool, dtype=float)
+        self._V = np.zeros((self._cap, len(self._pool)))
+        self._q = np.zeros(len(self._pool))  # colsum(V^2)
+
+    def _grow(self) -> None:
+        cap = 2 * self._cap
+        for name, shape in (("_X", (cap, self.dims)), ("_L", (cap, cap)), ("_V", (cap, len(self._pool)))):
+            new = np.zeros(shape)
+            old = getattr(self, name)
+            new[: old.shape[0], : old.shape[1]] = old
+            setattr(self, name, new)
+        t = np.zeros(cap)
+        t[: self._cap] = self._t
+        self._t, self._cap = t, cap
+
+    def _k(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return matern52(a, b, self.hyper.lengthscales, self.hyper.signal)
+
+    def add(self, x: np.ndarray, target: float) -> int:
+        """Append an observation at ``x``; returns its row."""
+        if self.m == self._cap:
+            self._grow()
+        m = self.m
+        x = np.asarray(x, dtype=float).reshape(1, -1)
+        kxx = self.hyper.signal + self.hyper.noise + JITTER
+        if m:
+            k = self._k(self._X[:m], x)[:, 0]
+            ell = solve_triangular(self._L[:m, :m], k, lower=True)
+            diag = math.sqrt(max(kxx - float(ell @ ell), JITTER))
+            self._L[m, :m] = ell
+            row = (self._k(x, self._pool)[0] - ell @ self._V[:m]) / diag
+        else:
+            diag = math.sqrt(kxx)
+            row = self._k(x, self._pool)[0] / diag
+        self._L[m, m] = diag
+        self._V[m] = row
+        self._q += row * row
+        self._X[m] = x[0]
+        self._t[m] = target
+        self.m += 1
+        return m
+
+    def set_target(self, row: int, target: float) -> None:
+        self._t[row] = target
+
+    def set_pool(self, pool: np.ndarray) -> None:
+        """Replace the candidate pool (recomputes V: O(m^2 N))."""
+        self._pool = np.asarray(pool, dtype=float)
+        self._V = np.zeros((self._cap, len(self._pool)))
+        if self.m:
+            self._V[: self.m] = solve_triangular(self._L[: self.m, : self.m], self._k(self._X[: self.m], self._pool),
+                                                 lower=True)
+        self._q = (self._V[: self.m] ** 2).sum(0)
+
+    def predict(self) -> tuple[np.ndarray, np.ndarray]:
+        """Latent mean and variance at every pool point."""
+        if not self.m:
+            n = len(self._pool)
+            return np.zeros(n), np.full(n, self.hyper.signal)
+        z = solve_triangular(self._L[: self.m, : self.m], self._t[: self.m], lower=True)
+        mu = z @ self._V[: self.m]
+        var = np.maximum(self.hyper.signal - self._q, 1e-12)
+        return mu, var
+
+    def predict_at(self, x: np.ndarray) -> tuple[float, float]:
+        """Latent mean and variance at one point (not necessarily in the pool)."""
+        x = np.asarray(x, dtype=float).reshape(1, -1)
+        if not self.m:
+            return 0.0, self.hyper.signal
+        k = self._k(self._X[: self.m], x)[:, 0]
+        ell = solve_triangular(self._L[: self.m, : self.m], k, lower=True)
+        z = solve_triangular(self._L[: self.m, : self.m], self._t[: self.m], lower=True)
+        return float(ell @ z), max(self.hyper.signal - float(ell @ ell), 1e-12)
