@@ -44,6 +44,7 @@ TECHNIQUES: dict[str, str] = {
     "NormalGreedyMutation": "techniques.greedy_mutation:NormalGreedyMutation",
     "PatternSearch": "techniques.pattern_search:PatternSearch",
     "GA": "techniques.ga:GA",
+    "DiscreteGA": "techniques.discrete_ga:DiscreteGA",
     "PSO": "techniques.pso:PSO",
     "GreedyILS": "techniques.local_search:GreedyILS",
     "Surrogate": "techniques.surrogate:SurrogateForest",
