@@ -71,8 +71,10 @@ def test_mutation_at_the_edge_stays_in_range_and_moves() -> None:
             assert g == [1 - start]
 
 
-def test_no_configuration_is_proposed_twice() -> None:
-    log = run_technique(DiscreteGA(seed=3), ordinal_space(dims=3, values=6), separable, budget=150, seed=3)
+@pytest.mark.parametrize("survivors", ["plus", "generational", "crowding"])
+def test_no_configuration_is_proposed_twice(survivors: str) -> None:
+    ga = DiscreteGA(seed=3, survivors=survivors)
+    log = run_technique(ga, ordinal_space(dims=3, values=6), separable, budget=150, seed=3)
     hashes = [t.config_hash for t in log.trials]
     assert len(hashes) == len(set(hashes)) == 150
     assert not any(t.duplicate for t in log.trials)

@@ -1,0 +1,59 @@
+"""Candidates for the default ensemble, scored by scripts/bench_search.py.
+
+Why: the default's arms must be chosen by measurement (issue 3), and every
+candidate measured must be recorded (docs/TECHNIQUES.md, "Choosing the
+default"; docs/bench_search_results.md).  This script registers the
+candidate compositions as configured variants (``ensemble.registry.register``)
+and runs ``scripts.bench_search.main`` on them, so they are scored exactly
+like the registered techniques (same methodology, budgets, seeds).
+
+    python -m scripts.bench_default_candidates --repeats 10 --peers '' --jobs 2 \\
+        --techniques default,DiscreteGA,DGA+DE --markdown /tmp/candidates.md
+
+Any option of scripts.bench_search is accepted; ``--list`` prints the
+candidate names.  The bandit candidates use the default's C = 0.1, W = 500.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from ensemble import registry
+
+__all__ = ["CANDIDATES", "register_candidates"]
+
+#: name -> (registered base technique, options)
+CANDIDATES: dict[str, tuple[str, dict[str, object]]] = {
+    "DiscreteGA-generational": ("DiscreteGA", {"survivors": "generational"}),
+    "DiscreteGA-plus": ("DiscreteGA", {"survivors": "plus"}),
+    "DiscreteGA-crowding": ("DiscreteGA", {"survivors": "crowding"}),
+    "DGA+DE": ("AUCBandit", {"arms": ["DiscreteGA", "DifferentialEvolution"], "c": 0.1}),
+    "DGA+DE+GA": ("AUCBandit", {"arms": ["DiscreteGA", "DifferentialEvolution", "GA"], "c": 0.1}),
+    "DGA+BayesOpt": ("AUCBandit", {"arms": ["DiscreteGA", "BayesOpt"], "c": 0.1}),
+    "DE+GA+BayesOpt": ("AUCBandit", {"arms": ["DifferentialEvolution", "GA", "BayesOpt"], "c": 0.1}),
+    "DGA+DE+BayesOpt": ("AUCBandit", {"arms": ["DiscreteGA", "DifferentialEvolution", "BayesOpt"], "c": 0.1}),
+}
+
+
+def register_candidates() -> None:
+    """Register every candidate not registered yet (idempotent)."""
+    taken = set(registry.technique_names())
+    for name, (base, options) in CANDIDATES.items():
+        if name not in taken:
+            registry.register(name, base, **options)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--list" in args:
+        print("\n".join(CANDIDATES))
+        return 0
+    register_candidates()
+    from scripts import bench_search
+
+    return bench_search.main(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
