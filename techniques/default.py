@@ -3,13 +3,16 @@
 The arms were chosen by replaying the five exhaustively measured GPU spaces
 of ``../shared/data/spaces`` and the 4-D Rosenbrock benchmark through the
 in-memory harness (see docs/TECHNIQUES.md, "Choosing the default", for the
-numbers and the command), not by habit: the two population arms that did
-best on the discrete GPU spaces (differential evolution, the DEAP GA), and a
-local-refinement arm restarted from the best (Nelder-Mead) that polishes
-continuous optima.  Nelder-Mead is a method for continuous functions (Nelder
-& Mead 1965); on a space without a continuous parameter it measured worse
-than random search and drew the bandit into poor regions, so there it is
-left out (a rule about the kind of parameters, not about any one space).
+numbers and the commands), not by habit: the two population arms that did
+best on the discrete GPU spaces (differential evolution, the DEAP GA), a
+model-based arm (Gaussian-process Bayesian optimization after Willemsen et
+al., PMBS 2021) that learns from every arm's results and is strongest where
+the budget is a few hundred evaluations, and a local-refinement arm
+restarted from the best (Nelder-Mead) that polishes continuous optima.
+Nelder-Mead is a method for continuous functions (Nelder & Mead 1965); on a
+space without a continuous parameter it measured worse than random search
+and drew the bandit into poor regions, so there it is left out (a rule
+about the kind of parameters, not about any one space).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from techniques.bandit import AUCBandit
 __all__ = ["CONTINUOUS_ONLY", "DEFAULT_ARMS", "DefaultEnsemble"]
 
 #: the arms of the default ensemble (see docs/TECHNIQUES.md for the measurement)
-DEFAULT_ARMS: tuple[str, ...] = ("DifferentialEvolution", "GA", "NelderMead")
+DEFAULT_ARMS: tuple[str, ...] = ("DifferentialEvolution", "GA", "BayesOpt", "NelderMead")
 
 #: arms that only make sense when the space has a continuous (Float / LogFloat) parameter
 CONTINUOUS_ONLY: frozenset[str] = frozenset({"NelderMead"})
