@@ -143,6 +143,28 @@ class PoolPosterior:
         self._V = np.zeros((self._cap, len(self._pool)))
         self._q = np.zeros(len(self._pool))  # colsum(V^2)
 
+    @classmethod
+    def from_data(cls, hyper: GPHyper, X: np.ndarray, targets: np.ndarray, pool: np.ndarray) -> PoolPosterior:
+        """All observations at once: one Cholesky and one triangular solve (BLAS 3) instead of m updates."""
+        post = cls(hyper, pool)
+        m = len(X)
+        while post._cap < m:
+            post._cap *= 2
+        cap = post._cap
+        post._X = np.zeros((cap, post.dims))
+        post._L = np.zeros((cap, cap))
+        post._t = np.zeros(cap)
+        post._V = np.zeros((cap, len(post._pool)))
+        if m:
+            K = post._k(X, X) + (hyper.noise + JITTER) * np.eye(m)
+            post._L[:m, :m] = np.linalg.cholesky(K)
+            post._X[:m] = X
+            post._t[:m] = targets
+            post.m = m
+            post._V[:m] = solve_triangular(post._L[:m, :m], post._k(X, post._pool), lower=True)
+            post._q = (post._V[:m] ** 2).sum(0)
+        return post
+
     def _grow(self) -> None:
         cap = 2 * self._cap
         for name, shape in (("_X", (cap, self.dims)), ("_L", (cap, cap)), ("_V", (cap, len(self._pool)))):
