@@ -1,0 +1,159 @@
+"""Tests of the GP Bayesian optimization (techniques/bayes_opt.py, techniques/gaussian_process.py).
+
+Why: the conformance suite checks the contract; these check the numerics
+(the analytic gradient of the marginal likelihood against finite
+differences, the O(m N) incremental posterior against the textbook
+formula), that the model pays (beats random search at equal budget), that
+a batch gets distinct fresh points (kriging believer) and that failures
+are left out of the model but never proposed again.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ensemble.errors import TechniqueError
+from ensemble.registry import create_technique
+from ensemble.technique import Trial
+from techniques.bayes_opt import BayesOpt, expected_improvement_fast
+from techniques.gaussian_process import (
+    JITTER,
+    GPHyper,
+    PoolPosterior,
+    fit_hyperparameters,
+    matern52,
+    neg_log_marginal_likelihood,
+)
+from techniques.surrogate import expected_improvement
+from tests.techniques.harness import run_technique
+from tests.techniques.test_surrogate import smooth_objective, smooth_space
+
+
+def test_registered_and_summary() -> None:
+    t = create_technique("BayesOpt", seed=1)
+    assert isinstance(t, BayesOpt)
+    assert t.summary and "\n" not in t.summary
+
+
+def test_bad_options_name_the_argument() -> None:
+    with pytest.raises(TechniqueError, match="refit_growth"):
+        BayesOpt(refit_growth=1.0)
+    with pytest.raises(TechniqueError, match="unknown option"):
+        BayesOpt(lengthscale=1.5)
+
+
+def test_lml_gradient_matches_finite_differences() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.random((25, 3))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] ** 2 + 0.05 * rng.normal(size=25)
+    y = (y - y.mean()) / y.std()
+    theta = np.log([0.4, 0.9, 2.0, 1.3, 0.01])
+    f, g = neg_log_marginal_likelihood(theta, X, y)
+    h = 1e-6
+    for k in range(len(theta)):
+        e = np.zeros_like(theta)
+        e[k] = h
+        num = (neg_log_marginal_likelihood(theta + e, X, y)[0] - neg_log_marginal_likelihood(theta - e, X, y)[0]) / (2 * h)
+        assert num == pytest.approx(g[k], rel=1e-4, abs=1e-6)
+
+
+def test_fit_finds_the_irrelevant_dimension() -> None:
+    """ARD: a dimension the function ignores gets a much longer length scale."""
+    rng = np.random.default_rng(1)
+    X = rng.random((40, 2))
+    y = np.sin(6 * X[:, 0])
+    hyp = fit_hyperparameters(X, (y - y.mean()) / y.std(), rng, restarts=2)
+    assert hyp.lengthscales[1] > 3 * hyp.lengthscales[0]
+
+
+def _direct(hyp: GPHyper, X: np.ndarray, t: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Textbook GP posterior (R&W eqs. 2.25-2.26) by dense solves."""
+    K = matern52(X, X, hyp.lengthscales, hyp.signal) + (hyp.noise + JITTER) * np.eye(len(X))
+    Ks = matern52(X, P, hyp.lengthscales, hyp.signal)
+    mu = Ks.T @ np.linalg.solve(K, t)
+    var = hyp.signal - np.einsum("ij,ij->j", Ks, np.linalg.solve(K, Ks))
+    return mu, var
+
+
+def test_incremental_posterior_equals_direct_solve() -> None:
+    rng = np.random.default_rng(2)
+    hyp = GPHyper(np.array([0.3, 0.7, 1.1]), 1.4, 1e-3)
+    X, P = rng.random((30, 3)), rng.random((200, 3))
+    t = rng.normal(size=30)
+    post = PoolPosterior(hyp, P)
+    for i in range(30):
+        post.add(X[i], 0.0 if i % 3 == 0 else t[i])  # every third a fantasy first...
+    for i in range(0, 30, 3):
+        post.set_target(i, t[i])  # ...then its measured value
+    mu, var = post.predict()
+    mu_d, var_d = _direct(hyp, X, t, P)
+    np.testing.assert_allclose(mu, mu_d, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(var, np.maximum(var_d, 1e-12), rtol=1e-5, atol=1e-8)
+    batch = PoolPosterior.from_data(hyp, X, t, P)
+    np.testing.assert_allclose(batch.predict()[0], mu_d, rtol=1e-6, atol=1e-8)
+    # a new pool gives the same answer as building on it from the start
+    P2 = rng.random((50, 3))
+    post.set_pool(P2)
+    np.testing.assert_allclose(post.predict()[0], _direct(hyp, X, t, P2)[0], rtol=1e-6, atol=1e-8)
+    m1, v1 = post.predict_at(P2[7])
+    assert m1 == pytest.approx(post.predict()[0][7], rel=1e-8, abs=1e-10)
+    assert v1 == pytest.approx(post.predict()[1][7], rel=1e-6, abs=1e-10)
+
+
+def test_fast_ei_equals_the_surrogates_ei() -> None:
+    rng = np.random.default_rng(3)
+    mu, sd = rng.normal(size=100), rng.random(100) + 0.01
+    np.testing.assert_allclose(expected_improvement_fast(mu, sd, 0.2, 0.05), expected_improvement(mu, sd, 0.2, 0.05),
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_beats_random_on_a_smooth_discrete_function() -> None:
+    """On the sampled-pool path (the enumerated path is the replay benchmark's; it costs seconds here)."""
+    space = smooth_space()
+    ours, rand = [], []
+    for seed in range(6):
+        ours.append(run_technique(BayesOpt(enumerate_limit=1000, pool=500), space, smooth_objective, budget=40, seed=seed).best_value)
+        rand.append(run_technique(create_technique("Random"), space, smooth_objective, budget=40, seed=seed).best_value)
+    assert np.mean(ours) < np.mean(rand)
+    assert sum(o < r for o, r in zip(ours, rand)) >= 5, (ours, rand)
+
+
+def _trial(space, config, value) -> Trial:
+    return Trial(config=config, config_hash=space.config_hash(config), value=value,
+                 state="OK" if math.isfinite(value) else "FAILED", technique="BayesOpt", duplicate=False, evaluation=0)
+
+
+def test_batch_gets_distinct_fresh_points_and_failures_stay_out_of_the_model() -> None:
+    space = smooth_space()
+    t = BayesOpt(initial=6, enumerate_limit=1000, pool=500)
+    t.bind(space, budget=100, rng=np.random.default_rng(4))
+    seen: set[str] = set()
+    failed: set[str] = set()
+    for step in range(6):
+        batch = t.propose(4)
+        hashes = [space.config_hash(c) for c in batch]
+        assert len(batch) == 4 and len(set(hashes)) == 4
+        assert not (set(hashes) & seen), "proposed a configuration again"
+        seen |= set(hashes)
+        for i, c in enumerate(batch):
+            value = math.inf if (step + i) % 4 == 0 else smooth_objective(c)
+            if not math.isfinite(value):
+                failed.add(space.config_hash(c))
+            t.observe(_trial(space, c, value))
+    t._refit()
+    assert t._rows and not (set(t._rows) & failed)
+    assert len(t._rows) == len(seen) - len(failed)
+
+
+def test_small_space_is_enumerated_and_used_up() -> None:
+    from ensemble.space import Enum, Integer, SearchSpace
+
+    space = SearchSpace().add(Integer("a", 0, 4), Enum("b", ["x", "y", "z"]))
+    space.require("a != 1")
+    log = run_technique(create_technique("BayesOpt"), space, lambda c: 1.0 + c["a"] + (c["b"] == "y"),
+                        budget=100, seed=0)
+    assert log.unique == 12
+    assert log.best_value == 1.0
