@@ -184,7 +184,7 @@ class BayesOpt(BaseTechnique):
 
     def state_dict(self) -> dict[str, Any]:
         return {**super().state_dict(), "fits": self.fits, "observations": len(self._obs),
-                "pool": int(len(self._pool_hashes))}
+                "pool": len(self._pool_hashes)}
 
     # -- candidate pool ------------------------------------------------------
     def _seen(self, h: str) -> bool:

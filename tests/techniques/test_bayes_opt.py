@@ -51,7 +51,7 @@ def test_lml_gradient_matches_finite_differences() -> None:
     y = np.sin(3 * X[:, 0]) + X[:, 1] ** 2 + 0.05 * rng.normal(size=25)
     y = (y - y.mean()) / y.std()
     theta = np.log([0.4, 0.9, 2.0, 1.3, 0.01])
-    f, g = neg_log_marginal_likelihood(theta, X, y)
+    _, g = neg_log_marginal_likelihood(theta, X, y)
     h = 1e-6
     for k in range(len(theta)):
         e = np.zeros_like(theta)
