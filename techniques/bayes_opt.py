@@ -91,7 +91,8 @@ class BayesOpt(BaseTechnique):
     configurations that get local candidates there, 5), ``fit_subset`` (the
     hyperparameters are fitted on at most this many random observations, 256:
     the marginal likelihood costs O(n^3) per evaluation; the posterior always
-    uses every observation).
+    uses every observation), ``memory_mb`` (512: a space is enumerated only
+    when the posterior's observations x candidates matrix fits in this).
     """
 
     name: ClassVar[str] = "BayesOpt"
@@ -99,7 +100,8 @@ class BayesOpt(BaseTechnique):
 
     def __init__(self, *, seed: int | None = None, initial: int | None = None, xi: float = 0.0,
                  refit_growth: float = 1.25, enumerate_limit: int = 50_000, pool: int = 2000,
-                 incumbents: int = 5, fit_subset: int = 256, **options: Any) -> None:
+                 incumbents: int = 5, fit_subset: int = 256, memory_mb: float = 512.0,
+                 **options: Any) -> None:
         super().__init__(seed=seed, **options)
         if refit_growth <= 1.0:
             raise TechniqueError(f"BayesOpt: refit_growth must be > 1 (got {refit_growth!r}); 1.25 is the default")
@@ -110,6 +112,7 @@ class BayesOpt(BaseTechnique):
         self.pool = max(int(pool), 10)
         self.incumbents = max(int(incumbents), 1)
         self.fit_subset = max(int(fit_subset), 10)
+        self.memory_mb = float(memory_mb)
 
     # -- state ---------------------------------------------------------------
     def _on_bind(self) -> None:
@@ -200,10 +203,16 @@ class BayesOpt(BaseTechnique):
             self._gp.set_pool(self._Xp)
 
     def _build_pool(self) -> None:
-        """Enumerate a space of at most ``enumerate_limit`` valid points once; else sample one."""
+        """Enumerate a space of at most ``enumerate_limit`` valid points once; else sample one.
+
+        Also sampled when the posterior's (observations x candidates) matrix
+        would exceed ``memory_mb`` for the budget (2048 observations without one).
+        """
         size = self.space.size
         count = self.space.count_valid(limit=self.enumerate_limit) if size <= 10 * self.enumerate_limit else None
-        if count is not None and count <= self.enumerate_limit:
+        rows = int(self.budget) if self.budget else 2048  # observations the posterior will hold, about
+        fits = count is not None and count * rows * 8 <= self.memory_mb * 2**20
+        if count is not None and count <= self.enumerate_limit and fits:
             self._enumerated = True
             self._set_pool([dict(c) for c in self.space.enumerate_valid()])
         else:

@@ -157,3 +157,17 @@ def test_small_space_is_enumerated_and_used_up() -> None:
                         budget=100, seed=0)
     assert log.unique == 12
     assert log.best_value == 1.0
+
+
+def test_pool_is_sampled_when_the_posterior_would_not_fit_in_memory() -> None:
+    from ensemble.space import Integer, SearchSpace
+
+    space = SearchSpace().add(Integer("a", 0, 59), Integer("b", 0, 59))  # 3600 valid points
+    big = BayesOpt(pool=200)
+    big.bind(space, budget=50, rng=np.random.default_rng(0))
+    big.propose(1)
+    assert big.state_dict()["pool"] == 3600
+    small = BayesOpt(pool=200, memory_mb=0.5)  # 3600 x 50 x 8 bytes = 1.4 MB > 0.5 MB
+    small.bind(space, budget=50, rng=np.random.default_rng(0))
+    small.propose(1)
+    assert 0 < small.state_dict()["pool"] <= 200
