@@ -41,6 +41,10 @@ class Trial:
     duplicate: bool = False
     #: number of unique evaluations at the time it finished
     evaluation: int = 0
+    #: seconds the evaluation cost (measured, or the replay's recorded cost);
+    #: None where unknown (ask/tell without a cost, the in-memory harness).
+    #: Model-based techniques compare their own compute with it.
+    cost: float | None = None
 
     @property
     def ok(self) -> bool:

@@ -28,6 +28,18 @@ auto-tuning GPU kernels" (PMBS 2021, arXiv:2111.14991):
   ``pool`` uniform valid samples plus neighbours, mutations and small
   perturbations of the best few, refreshed when the best improves or the
   model is refitted;
+* cost: the model is worth its compute only while evaluations cost more
+  than it does.  The technique times its own work (proposals and posterior
+  updates) and compares it with the seconds the evaluations it has seen cost
+  (``Trial.cost``: measured, or the replay's recorded cost).  Once its
+  compute exceeds ``compute_share`` (a quarter) of that, and at least
+  ``min_compute`` seconds (0.25), it retires: ``done`` turns True, the
+  bandit gives its trials to the other arms, and it stops updating.  On a
+  GPU kernel that costs a second to build and time this never happens in a
+  run of a few thousand evaluations; on a microsecond objective it happens
+  within the initial design, so the default ensemble keeps the framework's
+  cost per trial low.  Trials without a cost (the in-memory harness, ask/tell
+  without one) never retire it, so seeded runs there stay reproducible.
 * batches: ``propose(n > 1)`` uses the kriging believer (Ginsbourger, Le
   Riche & Carraro, "Kriging is well-suited to parallelize optimization",
   2010): each pick is added to the GP with its predicted mean as a fantasy
@@ -38,7 +50,9 @@ auto-tuning GPU kernels" (PMBS 2021, arXiv:2111.14991):
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
+import time
 from typing import Any, ClassVar
 
 import numpy as np
@@ -50,6 +64,8 @@ from techniques.base import BaseTechnique
 from techniques.gaussian_process import GPHyper, PoolPosterior, fit_hyperparameters
 
 __all__ = ["BayesOpt", "expected_improvement_fast"]
+
+_log = logging.getLogger(__name__)
 
 
 def _one_blas_thread() -> Any:
@@ -92,7 +108,11 @@ class BayesOpt(BaseTechnique):
     hyperparameters are fitted on at most this many random observations, 256:
     the marginal likelihood costs O(n^3) per evaluation; the posterior always
     uses every observation), ``memory_mb`` (512: a space is enumerated only
-    when the posterior's observations x candidates matrix fits in this).
+    when the posterior's observations x candidates matrix fits in this),
+    ``compute_share`` (0.25) and ``min_compute`` (0.25 s): retire once the
+    model's own compute exceeds both this share of the evaluations' cost and
+    this many seconds (see the module docstring; ``compute_share=None`` never
+    retires).
     """
 
     name: ClassVar[str] = "BayesOpt"
@@ -101,6 +121,7 @@ class BayesOpt(BaseTechnique):
     def __init__(self, *, seed: int | None = None, initial: int | None = None, xi: float = 0.0,
                  refit_growth: float = 1.25, enumerate_limit: int = 50_000, pool: int = 2000,
                  incumbents: int = 5, fit_subset: int = 256, memory_mb: float = 512.0,
+                 compute_share: float | None = 0.25, min_compute: float = 0.25,
                  **options: Any) -> None:
         super().__init__(seed=seed, **options)
         if refit_growth <= 1.0:
@@ -113,6 +134,13 @@ class BayesOpt(BaseTechnique):
         self.incumbents = max(int(incumbents), 1)
         self.fit_subset = max(int(fit_subset), 10)
         self.memory_mb = float(memory_mb)
+        if compute_share is not None and not compute_share > 0:
+            raise TechniqueError(f"BayesOpt: compute_share must be > 0 or None (got {compute_share!r}); "
+                                 "0.25 is the default, None never retires the model")
+        self.compute_share = None if compute_share is None else float(compute_share)
+        self.min_compute = float(min_compute)
+        #: the clock the compute is timed with (a test may replace it)
+        self.clock = time.perf_counter
 
     # -- state ---------------------------------------------------------------
     def _on_bind(self) -> None:
@@ -135,6 +163,10 @@ class BayesOpt(BaseTechnique):
         self._refit_now = False
         self._pool_stale = False
         self.fits = 0
+        self.compute_seconds = 0.0  # own work: proposals, posterior updates, refits
+        self.evaluation_seconds = 0.0  # cost of the evaluations seen (Trial.cost)
+        self._costed = 0  # trials that carried a cost
+        self.retired: str | None = None  # why the model stopped, once it has
         if self.initial is not None:
             self._n_init = self.initial
         else:
@@ -171,23 +203,63 @@ class BayesOpt(BaseTechnique):
     def observe(self, trial: Trial) -> None:
         improved = trial.value < self.best_value and not trial.duplicate
         super().observe(trial)
-        self._learn(trial)
-        self._pool_stale = self._pool_stale or improved
+        self._charge_evaluation(trial)
+        if self.retired is None:
+            t0 = self.clock()
+            self._learn(trial)
+            self._pool_stale = self._pool_stale or improved
+            self._charge_compute(t0)
 
     def observe_foreign(self, trial: Trial) -> None:
         improved = trial.value < self.best_value
         super().observe_foreign(trial)
-        self._learn(trial)
-        self._pool_stale = self._pool_stale or improved
+        self._charge_evaluation(trial)
+        if self.retired is None:
+            t0 = self.clock()
+            self._learn(trial)
+            self._pool_stale = self._pool_stale or improved
+            self._charge_compute(t0)
 
     def restore(self, trials: Any) -> None:
         super().restore(trials)
         for t in trials:
+            self._charge_evaluation(t)
+        t0 = self.clock()
+        for t in trials:
             self._learn(t)
+        self._charge_compute(t0)
 
     def state_dict(self) -> dict[str, Any]:
         return {**super().state_dict(), "fits": self.fits, "observations": len(self._obs),
-                "pool": len(self._pool_hashes)}
+                "pool": len(self._pool_hashes), "compute_seconds": round(self.compute_seconds, 3),
+                "evaluation_seconds": round(self.evaluation_seconds, 3), "retired": self.retired}
+
+    # -- cost of the model against the cost of the evaluations ---------------
+    @property
+    def done(self) -> bool:
+        return self.retired is not None or super().done
+
+    def _charge_evaluation(self, trial: Trial) -> None:
+        if trial.cost is not None and not trial.duplicate and math.isfinite(trial.cost):
+            self.evaluation_seconds += max(float(trial.cost), 0.0)
+            self._costed += 1
+
+    def _charge_compute(self, t0: float) -> None:
+        """Add the time since ``t0`` to the model's compute; retire when it outweighs the evaluations."""
+        self.compute_seconds += self.clock() - t0
+        if self.retired is not None or self.compute_share is None or self._costed == 0:
+            return
+        allowed = self.compute_share * self.evaluation_seconds
+        if self.compute_seconds > max(allowed, self.min_compute):
+            self.retired = (f"model compute {self.compute_seconds:.3g} s exceeded {self.compute_share:g} of the "
+                            f"{self.evaluation_seconds:.3g} s its {self._costed} evaluations cost")
+            _log.info("BayesOpt retired after %d observations: %s; the other techniques go on",
+                      len(self._obs), self.retired)
+            # free the posterior (observations x candidates); nothing reads it any more
+            self._gp = None
+            self._pool_configs, self._pool_hashes, self._pool_index = [], [], {}
+            self._Xp = np.zeros((0, int(self.space.dims)))
+            self._avail = np.zeros(0, dtype=bool)
 
     # -- candidate pool ------------------------------------------------------
     def _seen(self, h: str) -> bool:
@@ -354,8 +426,14 @@ class BayesOpt(BaseTechnique):
     # -- ask -----------------------------------------------------------------
     def propose(self, n: int) -> list[dict[str, Any]]:
         self._require_bound()
-        with _one_blas_thread():
-            return self._propose(n)
+        if self.retired is not None:
+            return []
+        t0 = self.clock()
+        try:
+            with _one_blas_thread():
+                return self._propose(n)
+        finally:
+            self._charge_compute(t0)
 
     def _propose(self, n: int) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []

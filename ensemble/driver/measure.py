@@ -92,7 +92,7 @@ class MeasurementDriver:
         #: seconds the last measurement took (0 before the first)
         self.last_elapsed = 0.0
         #: (request_id, state, value) of the last result this driver committed
-        self.last: tuple[int, str, float | None] | None = None
+        self.last: tuple[int, str, float | None, float | None] | None = None
         self._measure_lock = measure_lock
         self._on_finish = on_finish
         self._heartbeat = _Heartbeat(storage, self.worker, heartbeat_interval)
@@ -185,7 +185,7 @@ class MeasurementDriver:
                          request_id, self.worker)
         else:
             self.measured += 1
-            self.last = (request_id, state, value)
+            self.last = (request_id, state, value, cost)
         if self._on_finish is not None:
             self._on_finish()
 

@@ -40,7 +40,16 @@ def to_trial(row: Any, evaluation: int) -> Trial:
         technique=row.technique or "",
         duplicate=bool(row.duplicate),
         evaluation=evaluation,
+        cost=_cost(getattr(row, "cost", None)),
     )
+
+
+def _cost(cost: Any) -> float | None:
+    """The row's cost in seconds, or None when it was not recorded."""
+    if cost is None:
+        return None
+    cost = float(cost)
+    return None if math.isnan(cost) else cost
 
 
 def best_of(trials: Iterable[Trial]) -> Trial | None:

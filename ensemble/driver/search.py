@@ -163,7 +163,8 @@ class SearchDriver:
             self._seen = {i for i in self._seen if i > cursor}
         return fresh
 
-    def record_local(self, request_id: int, state: str, value: float | None, worker: str) -> None:
+    def record_local(self, request_id: int, state: str, value: float | None, cost: float | None,
+                     worker: str) -> None:
         """A result this process just committed: use it without reading it back.
 
         The same-thread loop calls this, so a trial costs no extra query; the
@@ -176,7 +177,7 @@ class SearchDriver:
         v = value if (state == "OK" and value is not None and not math.isnan(value)) else math.inf
         trial = Trial(config=config, config_hash=config_hash, value=float(v), state=state,
                       technique=self._pending.get(config_hash, ""), duplicate=False,
-                      evaluation=self._counted_after(False))
+                      evaluation=self._counted_after(False), cost=cost)
         self._handle(request_id, trial, worker)
 
     def _handle(self, rid: int, trial: Trial, worker: str | None) -> None:

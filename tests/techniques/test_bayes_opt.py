@@ -171,3 +171,79 @@ def test_pool_is_sampled_when_the_posterior_would_not_fit_in_memory() -> None:
     small.bind(space, budget=50, rng=np.random.default_rng(0))
     small.propose(1)
     assert 0 < small.state_dict()["pool"] <= 200
+
+
+class _TickClock:
+    """A clock that advances ``step`` seconds per reading: every timed section costs ``step``."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def _drive(bo: BayesOpt, cost: float | None, budget: int = 60) -> int:
+    """propose/observe on the smooth space with every trial costing ``cost``; returns evaluations made."""
+    space = smooth_space()
+    bo.bind(space, budget=budget, rng=np.random.default_rng(3))
+    bo.clock = _TickClock(0.01)
+    evaluations = 0
+    while evaluations < budget and not bo.done:
+        configs = bo.propose(1)
+        if not configs:
+            break
+        for c in configs:
+            evaluations += 1
+            bo.observe(Trial(config=c, config_hash=space.config_hash(c), value=smooth_objective(c), state="OK",
+                             technique="BayesOpt", evaluation=evaluations, cost=cost))
+    return evaluations
+
+
+def test_retires_when_its_compute_outweighs_cheap_evaluations() -> None:
+    """Microsecond evaluations: the model stops once it has cost more than min_compute and its share."""
+    bo = BayesOpt(seed=1)
+    made = _drive(bo, cost=1e-6)
+    assert bo.done and bo.retired is not None and "exceeded 0.25" in bo.retired
+    # each timed section costs 0.01 s here: retired just past min_compute (0.25 s), long before the budget
+    assert 0.25 < bo.compute_seconds < 0.3 and made < 60
+    assert bo.propose(4) == []
+    assert bo.state_dict()["retired"] == bo.retired
+
+
+def test_keeps_going_when_evaluations_cost_more_than_the_model() -> None:
+    expensive = BayesOpt(seed=1)
+    assert _drive(expensive, cost=1.0) == 60 and expensive.retired is None
+    assert expensive.evaluation_seconds == pytest.approx(60.0)
+    unknown = BayesOpt(seed=1)  # no cost on the trials (ask/tell, in-memory harness): never retires
+    assert _drive(unknown, cost=None) == 60 and unknown.retired is None
+    never = BayesOpt(seed=1, compute_share=None)
+    assert _drive(never, cost=1e-6) == 60 and never.retired is None
+    with pytest.raises(TechniqueError, match="compute_share"):
+        BayesOpt(compute_share=0)
+
+
+def test_a_retired_model_hands_its_trials_to_the_other_arms() -> None:
+    """In the default ensemble a retired BayesOpt is skipped; the run still uses its whole budget."""
+    from techniques.default import DefaultEnsemble
+
+    space = smooth_space()
+    ens = DefaultEnsemble(seed=2)
+    ens.bind(space, budget=120, rng=np.random.default_rng(2))
+    bo = next(a for a in ens.arms if isinstance(a, BayesOpt))
+    bo.clock = _TickClock(0.01)
+    seen: set[str] = set()
+    by_arm: dict[str, int] = {}
+    while len(seen) < 120 and not ens.done:
+        for c in ens.propose(1):
+            h = space.config_hash(c)
+            dup = h in seen
+            seen.add(h)
+            arm = ens.credit_name(h)
+            by_arm[arm] = by_arm.get(arm, 0) + (not dup)
+            ens.observe(Trial(config=c, config_hash=h, value=smooth_objective(c), state="OK", technique=arm,
+                              duplicate=dup, evaluation=len(seen), cost=1e-6))
+    assert bo.retired is not None and len(seen) == 120
+    after = by_arm.get("BayesOpt", 0)
+    assert after < 30 and sum(v for k, v in by_arm.items() if k != "BayesOpt") >= 90
