@@ -293,6 +293,7 @@ def part_timers(args: argparse.Namespace, report: dict[str, Any]) -> None:
 
 def _save(args: argparse.Namespace, report: dict[str, Any]) -> None:
     """Write the report so far (a killed run keeps what it measured)."""
+    os.makedirs(args.out, exist_ok=True)  # a fresh --out folder must not lose a finished search
     path = os.path.join(args.out, f"bench_stencil_{'_'.join(args.part or ['all'])}.json")
     with open(path, "w") as f:
         json.dump({k: v for k, v in report.items() if not k.startswith("_")}, f, indent=1, default=str)
