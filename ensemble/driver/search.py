@@ -355,7 +355,19 @@ class SearchDriver:
             _log.warning("requeued %d request(s) whose worker stopped sending heartbeats", n)
 
     def finish(self) -> None:
-        """Tell workers that this search is over (run_state 'search')."""
+        """Tell workers that this search is over (run_state 'search') and withdraw its unclaimed queue.
+
+        Requests still WAITING when the search stops (time limit, target) are
+        deleted, so the run holds no phantom pending trial and no worker
+        measures past the end; their configurations leave the pending set.
+        """
+        withdrawn = self.storage.withdraw_waiting(self.run_id, list(self._unfinished)) if self._unfinished else []
+        for rid in withdrawn:
+            _, config_hash = self._unfinished.pop(rid)
+            if self._pending.pop(config_hash, None) is not None:
+                self._pending_unique -= 1
+        if withdrawn:
+            _log.info("search stopped (%s): withdrew %d queued request(s)", self.status.stop_reason, len(withdrawn))
         self.storage.put_state(
             self.run_id, "search",
             {"done": True, "reason": self.status.stop_reason, "unique": self.status.unique},

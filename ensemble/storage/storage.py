@@ -390,6 +390,26 @@ class Storage:
                 .values(state="WAITING", worker=None, claimed_at=None, heartbeat_at=None)
             ).rowcount
 
+    def withdraw_waiting(self, run_id: int, request_ids: Sequence[int]) -> list[int]:
+        """Delete those of ``request_ids`` that are still WAITING (never claimed, so without results).
+
+        Why: a search that stops on its time limit or target leaves the queue
+        it kept ahead for its workers; those requests would read as a run in
+        progress, and a worker attached later would still measure them after
+        the search is over. RUNNING requests are left to finish. Only the
+        caller's own requests are named, so under MPI with a search per rank
+        one rank's stop leaves the other ranks' queues alone. Returns the
+        ids deleted.
+        """
+        withdrawn: list[int] = []
+        with self._db.begin() as conn:
+            for chunk in _chunks(list(request_ids)):
+                withdrawn += [int(r[0]) for r in conn.execute(
+                    sa.delete(requests).where(requests.c.run_id == run_id, requests.c.state == "WAITING",
+                                              requests.c.id.in_(list(chunk))).returning(requests.c.id)
+                )]
+        return withdrawn
+
     # --------------------------------------------------------------- reading
     def finished_since(self, run_id: int, after_request_id: int) -> list[FinishedTrial]:
         """Finished requests with id > ``after_request_id``, in request-id order.

@@ -251,6 +251,19 @@ class StorageConformance:
         assert storage.finish(live, "live-worker", state="OK", value=3.0)
         assert [t.worker for t in storage.trials(run_id)] == ["new-worker", "live-worker"]
 
+    def test_withdraw_deletes_only_the_named_waiting_requests(self, storage, run_id):
+        """A stopped search withdraws its unclaimed queue; claimed ones and other searches' stay."""
+        running, waiting, others = storage.add_requests(run_id, [req(1), req(2), req(3)])
+        (claim,) = storage.claim(run_id, "w")
+        assert claim.request_id == running
+        assert storage.withdraw_waiting(run_id, [running, waiting]) == [waiting]
+        counts = storage.counts(run_id)
+        assert (counts["WAITING"], counts["RUNNING"], counts["requests"]) == (1, 1, 2)
+        assert storage.finish(running, "w", state="OK", value=1.0)   # the running one still finishes
+        assert storage.withdraw_waiting(run_id, []) == []
+        (left,) = storage.claim(run_id, "w2")                         # another search's request survived
+        assert left.request_id == others
+
     def test_heartbeat_only_touches_own_running_requests(self, storage, run_id):
         a, b = storage.add_requests(run_id, [req(1), req(2)])
         storage.claim(run_id, "w1")
