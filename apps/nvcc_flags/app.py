@@ -9,6 +9,7 @@ compile`` needs no GPU and minimises a static cost from ``ptxas -v``
 from __future__ import annotations
 
 import argparse
+import logging
 from typing import Any
 
 from apps.nvcc_flags.evaluator import CudaBuild, NvccEvaluator
@@ -16,6 +17,8 @@ from apps.nvcc_flags.programs import PROGRAMS
 from ensemble.app import TunerApp
 
 __all__ = ["NvccFlagsApp", "list_programs"]
+
+log = logging.getLogger("ensemble.apps.nvcc_flags")
 
 
 def list_programs() -> str:
@@ -28,11 +31,12 @@ class NvccFlagsApp(TunerApp):
     def __init__(self, args: argparse.Namespace | None = None, **overrides: Any) -> None:
         super().__init__(args)
         opts: dict[str, Any] = {"program": "matmul_shared_coalesced", "objective": "runtime",
-                                "gpu_arch": "sm_90", "nvcc": "nvcc", "size": None}
+                                "gpu_arch": None, "nvcc": "nvcc", "size": None}
         opts.update({k: getattr(self.args, k) for k in opts if getattr(self.args, k, None) is not None})
         opts.update(overrides)
         self.evaluator = NvccEvaluator(opts["program"], objective=opts["objective"], target=opts["gpu_arch"],
                                        nvcc=opts["nvcc"], size=opts["size"])
+        log.info("target %s (%s)", self.evaluator.target, self.evaluator.gpu.source)
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
@@ -40,7 +44,9 @@ class NvccFlagsApp(TunerApp):
                             help="bundled CUDA program (see --list)")
         parser.add_argument("--objective", default="runtime", choices=["runtime", "compile"],
                             help="runtime: kernel time on the GPU; compile: ptxas static cost, no GPU")
-        parser.add_argument("--gpu-arch", default="sm_90", help="target GPU architecture (sm_90: H100/H200)")
+        parser.add_argument("--gpu-arch", default=None,
+                            help="target GPU architecture, e.g. sm_90 (default: the GPU present, from nvidia-smi "
+                                 "or PyCUDA; sm_90 when there is none)")
         parser.add_argument("--nvcc", default="nvcc", help="nvcc to use")
         parser.add_argument("--size", type=int, default=None, help="problem size (argv[2] of the program)")
         parser.add_argument("--list", action="store_true", help="list the bundled programs and exit")

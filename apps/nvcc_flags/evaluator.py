@@ -20,6 +20,7 @@ from typing import Any
 
 from apps.flags.evaluation import Evaluation, owned_workdir, parse_key_values
 from apps.flags.space import FlagSpace
+from apps.nvcc_flags.gpu import resolve_gpu_arch
 from apps.nvcc_flags.programs import CudaProgram, cuda_program
 from apps.nvcc_flags.ptxas import KernelMetrics, compile_cost, parse_ptxas
 from apps.nvcc_flags.space import nvcc_flag_space
@@ -38,9 +39,15 @@ class CudaBuild:
 
 
 class NvccEvaluator:
-    """Compile/run/verify one bundled CUDA program with one nvcc."""
+    """Compile/run/verify one bundled CUDA program with one nvcc.
 
-    def __init__(self, prog: str | CudaProgram, *, objective: str = "runtime", target: str = "sm_90",
+    ``target`` (``sm_XY``) is the architecture of the reference build and of
+    the compile-only objective; None detects the present GPU
+    (:func:`apps.nvcc_flags.gpu.resolve_gpu_arch`; ``self.gpu.source`` says
+    how it was chosen).
+    """
+
+    def __init__(self, prog: str | CudaProgram, *, objective: str = "runtime", target: str | None = None,
                  nvcc: str = "nvcc", size: int | None = None, compile_timeout: float = 300.0,
                  run_timeout: float = 120.0, workdir: str | None = None,
                  flags: FlagSpace | None = None) -> None:
@@ -48,7 +55,8 @@ class NvccEvaluator:
         if objective not in ("runtime", "compile"):
             raise ValueError(f"objective={objective!r}: use 'runtime' or 'compile'")
         self.objective = objective
-        self.target = target
+        self.gpu = resolve_gpu_arch(target)  # target None: the GPU present, else DEFAULT_GPU_ARCH
+        self.target = self.gpu.arch
         self.nvcc = shutil.which(nvcc) or nvcc
         self.size = size
         self.compile_timeout = compile_timeout

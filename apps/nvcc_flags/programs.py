@@ -2,7 +2,9 @@
 
 Matrix multiply in the four memory variants of Bruel et al. (CCPE 2017)
 (global/shared memory x coalesced/uncoalesced accesses, one source selected
-with -D macros), Gaussian elimination and a 3D 7-point stencil.  Each writes
+with -D macros), Gaussian elimination, a 3D 7-point stencil and
+``precision``, the planted miscompile (correct under IEEE float, wrong under
+the fast-math family of flags; see programs/precision.cu).  Each writes
 its float32 result to argv[1] (compared with the -O3 build) and prints the
 median kernel time ``time_ms``; argv[2] is the problem size.
 """
@@ -44,6 +46,9 @@ PROGRAMS: dict[str, CudaProgram] = {p.name: p for p in (
     CudaProgram("gaussian", "gaussian.cu", "Gaussian elimination, 1024 unknowns, 2 kernels per pivot",
                 rtol=1e-3, test_size=32),
     CudaProgram("stencil7", "stencil7.cu", "3D 7-point Jacobi, 256^3 floats, 10 sweeps", test_size=24),
+    CudaProgram("precision", "precision.cu",
+                "planted miscompile: subnormal round trip + division residuals, 2^22 each "
+                "(wrong under --use_fast_math, --ftz=true, --prec-div=false)", test_size=4096),
 )}
 
 

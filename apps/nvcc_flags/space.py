@@ -5,11 +5,12 @@ Starting point: ``../shared/data/param_spaces/nvcc_opentuner_space.json``
 
 * ``--gpu-architecture``: the 2016 list (sm_20..sm_35) is gone from nvcc 13
   (``nvcc --list-gpu-arch`` starts at compute_75).  For the runtime objective
-  the choices are the ones that run on the target: native SASS (sm_90 on
-  H100/H200), the arch-specific ``sm_90a``, PTX only (``compute_90``, JIT at
-  load) and an older SASS+PTX target (``sm_80``, JIT-compiled PTX on sm_90).
-  The compile-only objective fixes the target arch (ptxas metrics of
-  different ISAs are not comparable).
+  the choices are the architectures this nvcc lists that run on the target
+  GPU (detected, :mod:`apps.nvcc_flags.gpu`): native SASS (sm_90 on
+  H100/H200) first, the arch-specific ``sm_90a``, PTX only (``compute_90``,
+  JIT at load) and every older SASS+PTX target (sm_89 .. sm_75 with nvcc 13,
+  JIT-compiled PTX on sm_90).  The compile-only objective fixes the target
+  arch (ptxas metrics of different ISAs are not comparable).
 * ptxas ``--def-load-cache`` and ``--def-store-cache`` (-dlcm/-dscm),
   ``--allow-expensive-optimizations``, ``-O0..3`` and ``--maxrregcount``
   (24..255: ptxas raises anything lower to 24 for sm_80 and sm_90; was 16..63).
@@ -30,14 +31,19 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import tempfile
 
 from apps.flags.space import FlagSpace
 from apps.flags.spec import Choice, IntRange, Switch
+from apps.nvcc_flags.gpu import (
+    arch_choices_for,
+    capability_of,
+    parse_gpu_codes,
+    parse_virtual_archs,
+)
 from measurement.process import run_command
 
-__all__ = ["arch_choices", "dlto_links", "nvcc_flag_space", "supported_archs"]
+__all__ = ["arch_choices", "dlto_links", "nvcc_flag_space", "supported_archs", "supported_codes"]
 
 _TRUE_FALSE = [None, "true", "false"]
 
@@ -46,24 +52,19 @@ _TRUE_FALSE = [None, "true", "false"]
 def supported_archs(nvcc: str = "nvcc") -> tuple[str, ...]:
     """``compute_XX`` names from ``nvcc --list-gpu-arch`` (empty if nvcc is missing)."""
     out = run_command([nvcc, "--list-gpu-arch"], timeout=60)
-    return tuple(re.findall(r"compute_\d+[a-z]?", out.stdout)) if out.ok else ()
+    return tuple(parse_virtual_archs(out.stdout)) if out.ok else ()
+
+
+@functools.lru_cache(maxsize=8)
+def supported_codes(nvcc: str = "nvcc") -> tuple[str, ...]:
+    """``sm_XX`` names from ``nvcc --list-gpu-code`` (empty if nvcc is missing or too old to list them)."""
+    out = run_command([nvcc, "--list-gpu-code"], timeout=60)
+    return tuple(parse_gpu_codes(out.stdout)) if out.ok else ()
 
 
 def arch_choices(target: str, nvcc: str = "nvcc") -> list[str]:
-    """Architectures that produce code runnable on ``target`` (e.g. "sm_90"), native first."""
-    m = re.fullmatch(r"sm_(\d+)", target)
-    if not m:
-        raise ValueError(f"--gpu-arch {target!r}: give a real architecture such as sm_90")
-    cc = int(m.group(1))
-    known = supported_archs(nvcc)
-    choices = [target]
-    if cc >= 90:
-        choices.append(f"{target}a")  # arch-specific features; runs only on exactly this cc
-    if f"compute_{cc}" in known or not known:
-        choices.append(f"compute_{cc}")
-    if cc > 80 and ("compute_80" in known or not known):
-        choices.append("sm_80")
-    return choices
+    """Architectures this nvcc supports whose code runs on ``target`` (e.g. "sm_90"), native first."""
+    return arch_choices_for(capability_of(target), supported_codes(nvcc), supported_archs(nvcc))
 
 
 @functools.lru_cache(maxsize=8)
