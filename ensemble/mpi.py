@@ -263,9 +263,11 @@ def search_mode(env: Mapping[str, str] | None = None) -> str:
     central: rank 0 runs the one search driver and every rank (rank 0 too)
     measures requests it claims from the database.  per-rank: every rank runs
     its own search driver (technique seeded with seed + rank) and measures its
-    own requests while seeing everybody's results; it is kept for comparison
-    (docs/MPI.md) because two ranks may then request the same configuration
-    while neither has finished it.
+    own requests while seeing everybody's results (it gives each rank its own
+    island for the MPI-ring island GA).  Its drivers insert through
+    ``Storage.submit``: a configuration another rank has in flight or measured
+    is answered as a duplicate of that result, and test_limit counts every
+    rank's evaluations (docs/MPI.md).
     """
     env = os.environ if env is None else env
     mode = env.get("ENSEMBLE_MPI_SEARCH", "central").strip().lower() or "central"
@@ -387,8 +389,10 @@ def run_app(app: Any, settings: Any, *, app_ref: str | None = None, app_argv: li
         # central: keep a queue for every rank (at least 2, so a lone rank never
         # waits for the search between trials); per-rank: one request at a time.
         workers = max(2, size) if mode == "central" else 1
+        # per-rank: the drivers share the run, so the database decides who measures a configuration
+        # and counts test_limit over every rank (Storage.submit)
         search = SearchDriver(storage, run_id, space, technique, settings, workers=workers,
-                              trial_limit=settings.trial_limit)
+                              trial_limit=settings.trial_limit, shared=mode == "per-rank")
         search.stale_after = heartbeat_timeout
         if ident["resumed"]:
             search.restore()

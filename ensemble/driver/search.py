@@ -59,6 +59,7 @@ class SearchDriver:
         *,
         workers: int = 1,
         trial_limit: float | None = None,
+        shared: bool = False,
     ) -> None:
         self.storage = storage
         self.run_id = run_id
@@ -89,6 +90,12 @@ class SearchDriver:
         #: for WAITING requests; set by the same-thread loop, whose worker then adopts the claims
         self.claim_for: str | None = None
         self._claimed: list[Any] = []
+        #: other search drivers request in this run (a search per MPI rank): insert through
+        #: Storage.submit, which measures a configuration once per run and keeps test_limit for the run
+        self.shared = shared
+        self._foreign: dict[int, tuple[dict[str, Any], str]] = {}  # other drivers' in-flight ids we wait for
+        self._shared_used = 0                # measured requests of the run (all drivers), last known
+        self._foreign_polled = self._foreign_checked = time.monotonic()
 
     # -- set-up ------------------------------------------------------------------
     def restore(self) -> int:
@@ -144,6 +151,8 @@ class SearchDriver:
             return seen
         self._top_up()
         self._maybe_requeue()
+        if self._foreign:
+            self._poll_foreign()
         return seen
 
     def collect(self) -> int:
@@ -156,8 +165,10 @@ class SearchDriver:
             if rid in self._seen:
                 continue
             fresh += 1
-            self._unfinished.pop(rid, None)
-            self._handle(rid, to_trial(row, self._counted_after(row.duplicate)), row.worker)
+            own = self._unfinished.pop(rid, None) is not None or not self.shared
+            if self._foreign:
+                self._foreign.pop(rid, None)
+            self._handle(rid, to_trial(row, self._counted_after(row.duplicate)), row.worker, own=own)
         if len(self._seen) > 64:
             cursor = self._cursor()
             self._seen = {i for i in self._seen if i > cursor}
@@ -180,7 +191,7 @@ class SearchDriver:
                       evaluation=self._counted_after(False), cost=cost)
         self._handle(request_id, trial, worker)
 
-    def _handle(self, rid: int, trial: Trial, worker: str | None) -> None:
+    def _handle(self, rid: int, trial: Trial, worker: str | None, *, own: bool = True) -> None:
         self._seen.add(rid)
         self._high = max(self._high, rid)
         config_hash = trial.config_hash
@@ -193,7 +204,7 @@ class SearchDriver:
         self._account(trial)
         for listener in self.listeners:
             listener(trial)
-        self._tell(trial)
+        self._tell(trial, own)
         for tech in self._waiting_dups.pop(config_hash, []):
             self._submit([(trial.config, tech)])
 
@@ -203,8 +214,10 @@ class SearchDriver:
         # (Storage.finished_since documents this).
         return min(self._unfinished) - 1 if self._unfinished else self._high
 
-    def _tell(self, trial: Trial) -> None:
-        mine = trial.technique != SEED_TECHNIQUE and trial.config_hash in self._proposed_here
+    def _tell(self, trial: Trial, own: bool = True) -> None:
+        # own: this driver's request (always, with one driver); another driver's result for a
+        # configuration this technique also asked for is foreign, its answer comes as a duplicate
+        mine = own and trial.technique != SEED_TECHNIQUE and trial.config_hash in self._proposed_here
         try:
             if mine:
                 self.technique.observe(trial)
@@ -230,16 +243,24 @@ class SearchDriver:
             st.best_hash = trial.config_hash
             st.best_technique = trial.technique
 
+    def _used(self) -> int:
+        """Unique evaluations spent: own view, or (shared) the run's, both drivers' lower bounds."""
+        mine = self.status.unique + self._pending_unique
+        return max(mine, self._shared_used) if self.shared else mine
+
     def _budget_left(self) -> float:
         if self.settings.test_limit is None:
             return math.inf
-        return self.settings.test_limit - self.status.unique - self._pending_unique
+        return self.settings.test_limit - self._used()
 
     def _check_stop(self) -> bool:
         s, st = self.settings, self.status
         reason = None
-        if s.test_limit is not None and st.unique >= s.test_limit:
+        if s.test_limit is not None and not self.shared and st.unique >= s.test_limit:
             reason = f"test limit reached ({st.unique} unique evaluations)"
+        elif s.test_limit is not None and self.shared and self._used() >= s.test_limit and not self._pending_unique:
+            # the run's budget is spent (by every driver) and this driver's own requests are measured
+            reason = f"test limit reached ({self._used()} unique evaluations in the run)"
         elif s.stop_after is not None and time.monotonic() - st.started >= s.stop_after:
             reason = f"time limit reached ({s.stop_after:g} s)"
         elif s.target is not None and st.best_value <= s.target:
@@ -319,7 +340,9 @@ class SearchDriver:
                 new_unique += 1
                 batch.append(NewRequest(self.space.canonical_json(config), config_hash, tech,
                                         self.trial_limit, duplicate=False))
-        if batch:
+        if batch and self.shared:
+            new_unique -= self._submit_shared(batch, json_config)
+        elif batch:
             if self.claim_for is not None and not all(item.duplicate for item in batch):
                 # one transaction instead of insert + claim; the loop hands the claims to its worker
                 ids, claims = self.storage.add_and_claim(self.run_id, batch, self.claim_for)
@@ -339,6 +362,103 @@ class SearchDriver:
                                                       evaluation=self.status.unique), None)
         self.status.last_technique = items[-1][1] if items else self.status.last_technique
         return new_unique
+
+    def _submit_shared(self, batch: list[Any], json_config: dict[str, dict[str, Any]]) -> int:
+        """Insert through Storage.submit (other drivers share the run); returns how many it did not take.
+
+        The database decides, in the insert's transaction, who measures a
+        configuration: one another driver already measured is answered as a
+        duplicate of that result, one another driver has in flight is waited
+        for (answered as a duplicate when its result arrives), and requests
+        beyond the run's test_limit are dropped.
+        """
+        sub = self.storage.submit(self.run_id, batch, claim_for=self.claim_for, budget=self.settings.test_limit)
+        if sub.used is not None:
+            self._shared_used = sub.used
+        self._claimed.extend(sub.claims)
+        answered: list[tuple[int, Any]] = []
+        converted: list[tuple[int, Any]] = []
+        not_taken = 0
+        for i, item in enumerate(batch):
+            status, rid, h = sub.status[i], sub.ids[i], item.config_hash
+            if status == "new":
+                self._unfinished[int(rid)] = (json_config[h], h)  # type: ignore[arg-type]
+                continue
+            if item.duplicate:
+                answered.append((int(rid), item))               # type: ignore[arg-type]
+                continue
+            # counted as a new evaluation of ours in _submit: it is not one
+            not_taken += 1
+            if self._pending.pop(h, None) is not None:
+                self._pending_unique -= 1
+            if status == "duplicate":
+                converted.append((int(rid), item))              # type: ignore[arg-type]
+            elif status == "pending":
+                self._waiting_dups.setdefault(h, []).append(item.technique)
+                self._foreign[sub.wait_for[i]] = (json_config[h], h)
+            else:                                               # over_budget: the run's budget is spent
+                self._waiting_dups.pop(h, None)
+        for rid, item in converted:
+            h = item.config_hash
+            if h not in self._known:
+                # another driver measured it and this one has not read that result yet: read it now
+                src = self.storage.result_for_hash(self.run_id, h)
+                if src is not None and int(src.request_id) not in self._seen:
+                    self._foreign.pop(int(src.request_id), None)
+                    self._handle(int(src.request_id), to_trial(src, self._counted_after(False)), src.worker,
+                                 own=False)
+            answered.append((rid, item))
+        for rid, item in answered:
+            first = self._known.get(item.config_hash)
+            if first is None:  # pragma: no cover - submit() found a result, so result_for_hash does too
+                _log.warning("no stored result for duplicate request %d; its technique gets no answer", rid)
+                continue
+            self._handle(rid, dataclasses.replace(first, technique=item.technique, duplicate=True,
+                                                  evaluation=self.status.unique), None)
+        return not_taken
+
+    def _poll_foreign(self) -> None:
+        """Answer techniques waiting on other drivers' requests whose results are in (shared runs only).
+
+        Read by configuration, not through the request-id cursor: the cursor
+        only moves forward, and the awaited request may be older than it.
+        """
+        now = time.monotonic()
+        if now - self._foreign_polled < 0.02:
+            return
+        self._foreign_polled = now
+        for rid, (_config, h) in list(self._foreign.items()):
+            if rid not in self._foreign:
+                continue                      # answered while handling another one
+            if h in self._known:
+                del self._foreign[rid]
+                continue
+            src = self.storage.result_for_hash(self.run_id, h)
+            if src is None:
+                continue
+            del self._foreign[rid]
+            if int(src.request_id) not in self._seen:
+                self._handle(int(src.request_id), to_trial(src, self._counted_after(False)), src.worker, own=False)
+        self._recheck_foreign()
+
+    def _recheck_foreign(self) -> None:
+        """Ask again for configurations waited on in other drivers' requests (shared runs only).
+
+        A stopped driver withdraws its WAITING requests; a configuration waited
+        on there would otherwise never be answered.  Submitting it again gives
+        "pending" (still in flight), a duplicate (finished) or a new request.
+        """
+        now = time.monotonic()
+        if not self._foreign or now - self._foreign_checked < max(1.0, self.stale_after / 4):
+            return
+        self._foreign_checked = now
+        waits, self._foreign = self._foreign, {}
+        for config, h in waits.values():
+            techs = self._waiting_dups.pop(h, [])
+            if techs and h not in self._known and h not in self._pending:
+                self._submit([(config, tech, h) for tech in techs])
+            elif techs:
+                self._waiting_dups[h] = techs
 
     def take_claimed(self) -> list[Any]:
         """Claims made by requests inserted with :attr:`claim_for` since the last call (for that worker)."""

@@ -12,6 +12,7 @@ from ensemble.storage.records import (
     FinishedTrial,
     NewRequest,
     RunRecord,
+    Submitted,
     TrialRow,
 )
 from ensemble.storage.schema import HEAD_REVISION, upgrade
@@ -26,6 +27,7 @@ __all__ = [
     "NewRequest",
     "RunRecord",
     "Storage",
+    "Submitted",
     "TrialRow",
     "default_database_url",
     "upgrade",

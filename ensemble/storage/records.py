@@ -22,6 +22,7 @@ __all__ = [
     "FinishedTrial",
     "NewRequest",
     "RunRecord",
+    "Submitted",
     "TrialRow",
 ]
 
@@ -61,6 +62,30 @@ class NewRequest:
     technique: str
     limit_s: float | None = None
     duplicate: bool = False
+
+
+@dataclass(frozen=True)
+class Submitted:
+    """What :meth:`Storage.submit` did with each item, in item order.
+
+    ``status[i]`` is one of:
+
+    * ``"new"``: inserted to be measured (WAITING, or RUNNING for ``claim_for``); ``ids[i]`` is its id.
+    * ``"duplicate"``: inserted already finished with a copy of the configuration's earliest measured
+      result: asked as a duplicate, or another search driver's request for it has finished.
+    * ``"pending"``: nothing inserted: another request of the run measures this configuration right
+      now (WAITING or RUNNING); ``wait_for[i]`` is that request's id.  Wait for its result.
+    * ``"over_budget"``: nothing inserted: the run already has ``budget`` measured requests.
+
+    ``used`` is the run's number of measured (non-duplicate) requests in any state after the call
+    when a ``budget`` was given, else None.
+    """
+
+    ids: list[int | None]
+    status: list[str]
+    wait_for: dict[int, int]
+    claims: list[Claim]
+    used: int | None = None
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from sqlalchemy.dialects import postgresql as _pg
 from sqlalchemy.dialects import sqlite as _sqlite
 
 from ensemble.storage.engine import db_now
-from ensemble.storage.models import configurations, requests, results, run_state
+from ensemble.storage.models import configurations, requests, results, run_state, runs
 
 __all__ = ["Statements", "finished_columns"]
 
@@ -61,6 +61,10 @@ class Statements:
     finished_since: Any
     result_for_hash: Any
     state_upsert: Any
+    config_ids_locked: Any
+    lock_run: Any
+    measured_of: Any
+    count_measured: Any
 
     @classmethod
     def build(cls, dialect: str) -> Statements:
@@ -130,4 +134,19 @@ class Statements:
             .order_by(results.c.request_id)
             .limit(1),
             state_upsert=upsert,
+            # Storage.submit (several search drivers on one run). FOR NO KEY UPDATE on PostgreSQL
+            # (nothing on SQLite, whose BEGIN IMMEDIATE already serialises writers): two submitters of
+            # one stored configuration, or two budgeted submitters of one run, take turns; the
+            # foreign-key KEY SHARE locks of finish() and claim() do not conflict with it.
+            config_ids_locked=sa.select(configurations.c.hash, configurations.c.id)
+            .where(configurations.c.run_id == _b("run_id"), configurations.c.hash.in_(_b("hashes", expanding=True)))
+            .order_by(configurations.c.id)
+            .with_for_update(key_share=True),
+            lock_run=sa.select(runs.c.id).where(runs.c.id == _b("run_id")).with_for_update(key_share=True),
+            measured_of=sa.select(requests.c.configuration_id, requests.c.id, requests.c.state)
+            .where(requests.c.configuration_id.in_(_b("ids", expanding=True)), requests.c.duplicate.is_(False))
+            .order_by(requests.c.id),
+            count_measured=sa.select(sa.func.count())
+            .select_from(requests)
+            .where(requests.c.run_id == _b("run_id"), requests.c.duplicate.is_(False)),
         )

@@ -36,6 +36,7 @@ from ensemble.storage.records import (
     FinishedTrial,
     NewRequest,
     RunRecord,
+    Submitted,
     TrialRow,
 )
 from ensemble.storage.statements import Statements
@@ -291,13 +292,151 @@ class Storage:
         ]
         return [int(i) for i in ids], claims
 
+    def submit(
+        self, run_id: int, items: Sequence[NewRequest], *, claim_for: str | None = None,
+        budget: int | None = None,
+    ) -> Submitted:
+        """Insert requests so that each configuration is measured at most once in the run.
+
+        For several search drivers sharing one run (a search per MPI rank), each
+        knowing only its own requests.  In one transaction, a non-duplicate item
+        whose configuration already has a measured request in the run is not
+        measured again: if that request has finished, the item is stored as a
+        duplicate of its result (status ``"duplicate"``); if it is still WAITING
+        or RUNNING, nothing is inserted and the caller waits for that request
+        (``"pending"``, ``wait_for``).  A configuration repeated in ``items`` is
+        inserted once, the repeats are ``"pending"`` on it.  With ``budget``, at
+        most ``budget`` measured (non-duplicate) requests exist in the run after
+        the call, counted over every driver; the items beyond it are
+        ``"over_budget"``.  Duplicate items and ``claim_for`` behave as in
+        :meth:`add_requests`.
+
+        Atomic between processes: SQLite serialises writers (BEGIN IMMEDIATE);
+        PostgreSQL locks the stored configurations (a new one is locked by its
+        own uncommitted insert) and, with a budget, the run row, so two
+        submitters of one configuration or one budget take turns.  The
+        configurations of ``"pending"`` and ``"over_budget"`` items are stored
+        without a request.
+        """
+        if claim_for is not None:
+            _check_worker(claim_for)
+        if not items:
+            return Submitted([], [], {}, [], None)
+        hashes = sorted({it.config_hash for it in items})
+        first_json: dict[str, str] = {}
+        for it in items:
+            first_json.setdefault(it.config_hash, it.config_json)
+        sql = self._sql
+        fresh = "RUNNING" if claim_for is not None else "WAITING"
+        status = ["duplicate" if it.duplicate else "new" for it in items]
+        wait_for: dict[int, int] = {}
+        used: int | None = None
+        with self._db.begin() as conn:
+            if budget is not None:
+                conn.execute(sql.lock_run, {"run_id": run_id})
+            # configurations inserted here are new to the run: no other request can measure them
+            config_ids: dict[str, int] = dict(
+                conn.execute(
+                    sql.config_insert_ids,
+                    [{"run_id": run_id, "hash": h, "data_json": first_json[h]} for h in hashes],
+                ).all()
+            )
+            stored = [h for h in hashes if h not in config_ids]
+            for chunk in _chunks(stored):
+                config_ids.update({h: i for h, i in conn.execute(
+                    sql.config_ids_locked, {"run_id": run_id, "hashes": chunk})})
+            # stored configurations: is one of their measured requests finished, or still in flight?
+            finished_cfg: set[int] = set()
+            in_flight: dict[int, int] = {}
+            asked = sorted({config_ids[items[i].config_hash] for i, st in enumerate(status)
+                            if st == "new" and items[i].config_hash in stored})
+            for chunk in _chunks(asked):
+                for cid, rid, state in conn.execute(sql.measured_of, {"ids": list(chunk)}):
+                    if state in FINISHED_STATES:
+                        finished_cfg.add(cid)
+                    else:
+                        in_flight.setdefault(cid, int(rid))
+            left = None
+            if budget is not None:
+                used = int(conn.execute(sql.count_measured, {"run_id": run_id}).scalar_one())
+                left = budget - used
+            first_new: dict[str, int] = {}       # hash -> index of the item that measures it in this batch
+            over: set[str] = set()
+            for i, it in enumerate(items):
+                if status[i] != "new":
+                    continue
+                cid = config_ids[it.config_hash]
+                if cid in finished_cfg:
+                    status[i] = "duplicate"
+                elif cid in in_flight:
+                    status[i] = "pending"
+                    wait_for[i] = in_flight[cid]
+                elif it.config_hash in first_new:
+                    status[i] = "pending"        # its id is filled in after the insert
+                elif it.config_hash in over or (left is not None and left <= 0):
+                    status[i] = "over_budget"
+                    over.add(it.config_hash)
+                else:
+                    first_new[it.config_hash] = i
+                    if left is not None:
+                        left -= 1
+            placed = [i for i, st in enumerate(status) if st in ("new", "duplicate")]
+            dup_items = [items[i] for i in placed if status[i] == "duplicate"]
+            sources = self._duplicate_sources(conn, run_id, dup_items, config_ids, every=True)
+            ids: list[int | None] = [None] * len(items)
+            if placed:
+                inserted = conn.execute(
+                    sql.request_insert if claim_for is None else sql.request_insert_claimed,
+                    [
+                        {
+                            "run_id": run_id,
+                            "configuration_id": config_ids[items[i].config_hash],
+                            "technique": items[i].technique,
+                            "state": sources[items[i].config_hash].state if status[i] == "duplicate" else fresh,
+                            "duplicate": status[i] == "duplicate",
+                            "worker": None if status[i] == "duplicate" else claim_for,
+                            "limit_s": items[i].limit_s,
+                            "finished_at": None,
+                        }
+                        for i in placed
+                    ],
+                ).scalars().all()
+                for i, rid in zip(placed, inserted):
+                    ids[i] = int(rid)
+                dup_ids = [ids[i] for i in placed if status[i] == "duplicate"]
+                if dup_ids:
+                    conn.execute(sql.mark_finished, {"ids": dup_ids})
+                    conn.execute(
+                        sql.result_insert,
+                        [
+                            {**sources[items[i].config_hash]._asdict(), "request_id": ids[i], "run_id": run_id,
+                             "configuration_id": config_ids[items[i].config_hash], "cost": 0.0}
+                            for i in placed
+                            if status[i] == "duplicate"
+                        ],
+                    )
+            if used is not None:
+                used += len(first_new)
+        for i, st in enumerate(status):
+            if st == "pending" and i not in wait_for:
+                rid = ids[first_new[items[i].config_hash]]
+                assert rid is not None
+                wait_for[i] = rid
+        claims = [] if claim_for is None else [
+            Claim(int(ids[i]), config_ids[items[i].config_hash], items[i].config_json, items[i].limit_s)  # type: ignore[arg-type]
+            for i in placed
+            if status[i] == "new"
+        ]
+        return Submitted(ids, status, wait_for, claims, used)
+
     def _duplicate_sources(
-        self, conn: sa.Connection, run_id: int, items: Sequence[NewRequest], config_ids: dict[str, int]
+        self, conn: sa.Connection, run_id: int, items: Sequence[NewRequest], config_ids: dict[str, int],
+        *, every: bool = False,
     ) -> dict[str, sa.Row[Any]]:
-        """The earliest measured result of each configuration that a duplicate item refers to."""
+        """The earliest measured result of each configuration that a duplicate item (every item) refers to."""
         sources: dict[str, sa.Row[Any]] = {}
         for it in items:
-            if not it.duplicate or it.config_hash in sources:
+            if not (it.duplicate or every) or it.config_hash in sources:
                 continue
             row = conn.execute(
                 self._sql.duplicate_source, {"configuration_id": config_ids[it.config_hash]}

@@ -113,6 +113,31 @@ def test_per_rank_search_island_ga_migrates_over_mpi(tmp_path: Path) -> None:
 
 @pytest.mark.mpi
 @pytest.mark.slow
+@pytest.mark.parametrize("technique", ["default", "IslandGA"])
+def test_per_rank_search_measures_each_configuration_once_within_test_limit(tmp_path: Path, technique: str) -> None:
+    """Per-rank search on a small space (64 points, test_limit 40): three drivers, one budget, no repeats.
+
+    Before Storage.submit, this measured configurations twice (16 at 8 ranks in the bench) and
+    each rank's driver counted only its own evaluations against test_limit.
+    """
+    _need_mpi()
+    db, out = tmp_path / "mpi.db", tmp_path / "out.json"
+    proc = _launch(db, out, "--limit", "40", "--side", "8", "--technique", technique, mode="per-rank")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    res = json.loads(out.read_text())
+    assert all(n == 1 for _, n in _measured_per_config(db))          # no configuration measured twice
+    unique = _rows(db, "SELECT COUNT(DISTINCT configuration_id) FROM requests WHERE duplicate = 0 "
+                       "AND state IN ('OK', 'FAILED', 'TIMEOUT', 'INVALID')")[0][0]
+    assert unique == 40 and res[0]["evaluations"] == 40               # test_limit held for the run
+    assert sum(r["calls"] for r in res) == 40                         # the objective ran 40 times in all
+    assert _rows(db, "SELECT COUNT(*) FROM requests WHERE state IN ('WAITING', 'RUNNING')")[0][0] == 0
+    assert all(r["measured_here"] > 0 for r in res)
+    best_db = _rows(db, "SELECT MIN(value) FROM results WHERE state = 'OK'")[0][0]
+    assert res[0]["best_value"] == pytest.approx(best_db)
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
 def test_app_main_under_mpirun_prints_once(tmp_path: Path) -> None:
     """The user's path: ``mpirun -n 3 python myapp.py --test-limit ...`` (TunerApp.main)."""
     _need_mpi()
@@ -131,7 +156,8 @@ def test_app_main_under_mpirun_prints_once(tmp_path: Path) -> None:
 
 @pytest.mark.mpi
 @pytest.mark.server_db
-def test_three_ranks_share_one_postgresql_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["central", "per-rank"])
+def test_three_ranks_share_one_postgresql_run(tmp_path: Path, mode: str) -> None:
     """Across nodes the ranks share a PostgreSQL database; same guarantees as SQLite."""
     url = os.environ.get("TEST_DB_URL")
     if not url:
@@ -142,7 +168,7 @@ def test_three_ranks_share_one_postgresql_run(tmp_path: Path) -> None:
     import sqlalchemy as sa
 
     name = f"mpi-pg-{uuid.uuid4().hex[:10]}"
-    proc = _launch(url, tmp_path / "out.json", "--limit", "30", "--run-name", name)
+    proc = _launch(url, tmp_path / "out.json", "--limit", "30", "--run-name", name, "--side", "8", mode=mode)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     res = json.loads((tmp_path / "out.json").read_text())
     engine = sa.create_engine(url)
@@ -162,6 +188,8 @@ def test_three_ranks_share_one_postgresql_run(tmp_path: Path) -> None:
     assert workers == {"rank0", "rank1", "rank2"}
     assert per_config and all(n == 1 for _, n in per_config)
     assert res[0]["best_value"] == pytest.approx(best)
+    if mode == "per-rank":
+        assert len(per_config) == 30 == sum(r["calls"] for r in res)   # the shared test_limit
 
 
 def _main(argv: list[str]) -> None:
@@ -182,6 +210,8 @@ def _main(argv: list[str]) -> None:
     ap.add_argument("--island-log", action="store_true")
     ap.add_argument("--via-main", action="store_true")
     ap.add_argument("--run-name", default="mpi-test")
+    ap.add_argument("--side", type=int, default=16)        # the space is side x side points
+    ap.add_argument("--technique", default="IslandGA")
     ns = ap.parse_args(argv)
     info = detect()
     rank = info.rank if info else 0
@@ -190,7 +220,7 @@ def _main(argv: list[str]) -> None:
         measured = 0
 
         def space(self) -> SearchSpace:
-            return SearchSpace().add(Integer("x", 0, 15), Integer("y", 0, 15))
+            return SearchSpace().add(Integer("x", 0, ns.side - 1), Integer("y", 0, ns.side - 1))
 
         def run(self, config: dict, limit: float | None) -> float:
             Bowl.measured += 1
@@ -204,7 +234,7 @@ def _main(argv: list[str]) -> None:
                             "IslandGA", "--test-limit", str(ns.limit), "--seed", "5", "--quiet"])
         raise SystemExit(status)
     url = ns.db if "://" in ns.db else f"sqlite:///{ns.db}"
-    settings = RunSettings(technique="IslandGA", database=url, run_name=ns.run_name,
+    settings = RunSettings(technique=ns.technique, database=url, run_name=ns.run_name,
                            test_limit=ns.limit, seed=5, resume=ns.resume, quiet=True)
     technique = None
     if ns.island_log:
@@ -214,7 +244,8 @@ def _main(argv: list[str]) -> None:
     result = run_app(Bowl(), settings, app_ref="tests.ensemble.test_mpi_run:Bowl", technique=technique)
     mine = {"rank": rank, "run_name": result.run_name, "best_value": result.best_value,
             "evaluations": result.evaluations, "reclaimed": result.extra["reclaimed"],
-            "measured_here": result.extra["measured_here"]}
+            "measured_here": result.extra["measured_here"], "measured_total": result.extra["measured_total"],
+            "calls": Bowl.measured}
     if technique is not None:
         mine["received_from"] = sorted({e["from"] for e in technique.migrations if e["event"] == "received"})
     everything = comm_world().gather(mine, root=0)

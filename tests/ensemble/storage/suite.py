@@ -368,3 +368,99 @@ class StorageConformance:
         finished = sorted(r for done in results for r in done)
         assert finished == ids
         assert storage.counts(run_id)["OK"] == 200
+
+    # ------------------------------------- submit: several search drivers on one run
+    def test_submit_measures_a_configuration_once_per_run(self, storage, run_id):
+        a = storage.submit(run_id, [req(1), req(2)])
+        assert a.status == ["new", "new"] and a.wait_for == {} and a.used is None
+        # another driver asks for h1 while it is WAITING, then RUNNING: nothing inserted, wait for it
+        b = storage.submit(run_id, [req(1, technique="B"), req(3, technique="B")])
+        assert b.status == ["pending", "new"] and b.ids[0] is None and b.wait_for == {0: a.ids[0]}
+        (c,) = storage.claim(run_id, "w")
+        assert c.request_id == a.ids[0]
+        assert storage.submit(run_id, [req(1, technique="C")]).wait_for == {0: a.ids[0]}
+        storage.finish(c.request_id, "w", state="OK", value=2.5, metrics={"m": 1})
+        # finished: answered as a duplicate of that result, in the same call
+        d = storage.submit(run_id, [req(1, technique="D")])
+        assert d.status == ["duplicate"] and d.claims == []
+        row = next(r for r in storage.trials(run_id) if r.request_id == d.ids[0])
+        assert (row.duplicate, row.state, row.value, row.metrics, row.cost, row.technique) == (
+            True, "OK", 2.5, {"m": 1}, 0.0, "D")
+        measured = [r.config_hash for r in storage.trials(run_id) if not r.duplicate]
+        assert sorted(measured) == ["h1", "h2", "h3"]                     # h1 measured once
+
+    def test_submit_repeats_in_one_batch_and_failed_results(self, storage, run_id):
+        s = storage.submit(run_id, [req(5), req(6), req(5, technique="again")])
+        assert s.status == ["new", "new", "pending"] and s.wait_for == {2: s.ids[0]} and s.ids[2] is None
+        storage.claim(run_id, "w", n=2)
+        storage.finish(s.ids[0], "w", state="FAILED", reason="compile error")
+        # a failed measurement is a result too: not measured again
+        (again,) = storage.submit(run_id, [req(5)]).status
+        assert again == "duplicate"
+        assert storage.counts(run_id)["measured"] == 1 and storage.trials(run_id)[-1].state == "FAILED"
+
+    def test_submit_asked_duplicates_and_claim_for(self, storage, run_id):
+        s = storage.submit(run_id, [req(1), req(2)], claim_for="w1")
+        assert s.status == ["new", "new"] and [c.request_id for c in s.claims] == s.ids
+        assert storage.counts(run_id)["RUNNING"] == 2 and storage.claim(run_id, "w2") == []
+        storage.finish(s.ids[0], "w1", state="OK", value=1.0)
+        t = storage.submit(run_id, [req(1, duplicate=True), req(2), req(3)], claim_for="w1")
+        assert t.status == ["duplicate", "pending", "new"] and [c.request_id for c in t.claims] == [t.ids[2]]
+        with pytest.raises(StorageError, match="duplicate=False"):
+            storage.submit(run_id, [req(9, duplicate=True)])
+        with pytest.raises(StorageError, match="worker"):
+            storage.submit(run_id, [req(10)], claim_for="")
+
+    def test_submit_budget_counts_every_driver(self, storage, run_id):
+        storage.add_requests(run_id, [req(100)])                  # a request of another driver counts
+        a = storage.submit(run_id, [req(1), req(2)], budget=4)
+        assert a.status == ["new", "new"] and a.used == 3
+        b = storage.submit(run_id, [req(3), req(4), req(3)], budget=4)
+        assert b.status == ["new", "over_budget", "pending"] and b.used == 4
+        assert storage.submit(run_id, [req(5)], budget=4).status == ["over_budget"]
+        # answers from stored results cost no budget
+        (c,) = storage.claim(run_id, "w")
+        storage.finish(c.request_id, "w", state="OK", value=1.0)
+        d = storage.submit(run_id, [req(100), req(100, duplicate=True)], budget=4)
+        assert d.status == ["duplicate", "duplicate"] and d.used == 4
+        assert storage.counts(run_id)["requests"] - storage.counts(run_id)["duplicates"] == 4
+
+    @pytest.mark.parametrize("budget", [None, 45])
+    def test_submit_races_measure_each_configuration_once(self, url, storage, run_id, budget):
+        """Four connections submit the same configurations at the same moment (as four ranks would)."""
+        import random
+        import threading
+
+        n_threads, n_configs = 4, 60
+        # half of them stored already without a request (e.g. withdrawn): no insert conflict guards those
+        assert set(storage.submit(run_id, [req(j) for j in range(0, n_configs, 2)], budget=0).status) == {
+            "over_budget"}
+        barrier = threading.Barrier(n_threads)
+        outcomes: list[tuple[str, str]] = []
+        lock = threading.Lock()
+
+        def submitter(k: int) -> None:
+            own = Storage(url)
+            try:
+                order = list(range(n_configs))
+                random.Random(k).shuffle(order)
+                barrier.wait()
+                for i in range(0, n_configs, 3):       # small batches, overlapping between threads
+                    batch = [req(j, technique=f"t{k}") for j in order[i:i + 3]]
+                    sub = own.submit(run_id, batch, budget=budget)
+                    with lock:
+                        outcomes.extend((it.config_hash, st) for it, st in zip(batch, sub.status))
+            finally:
+                own.close()
+
+        threads = [threading.Thread(target=submitter, args=(k,)) for k in range(n_threads)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        new = [h for h, st in outcomes if st == "new"]
+        assert len(new) == len(set(new)) == (budget or n_configs)  # once each, and exactly the budget
+        rows = storage.trials(run_id)
+        measured = [r.config_hash for r in rows if not r.duplicate]
+        assert sorted(measured) == sorted(new)
+        assert all(st in ("pending", "over_budget") for h, st in outcomes if h in set(new) and st != "new")
