@@ -34,6 +34,7 @@ __all__ = [
     "comm_world",
     "detect",
     "device_index",
+    "rank_device",
     "share_run",
     "worker_name",
 ]
@@ -152,6 +153,30 @@ def device_index(
     if n_devices < 1:
         raise EnsembleError(f"n_devices={n_devices}: no device found; check the driver or set ENSEMBLE_DEVICES")
     return local % n_devices
+
+
+def rank_device(n_devices: int, env: Mapping[str, str] | None = None) -> int | None:
+    """The device a backend should open when its caller named none; None means "your usual default".
+
+    What the measurement backends call (``measurement.cuda.CudaBackend``,
+    ``measurement.opencl.OpenCLBackend``) when no device was given:
+
+    * ``ENSEMBLE_DEVICES`` set (e.g. ``0,2``): :func:`device_index` over that
+      list, with or without MPI (a single value pins every process to it);
+    * under an MPI launcher with more than one rank on this host:
+      ``local_rank % n_devices``, so the ranks of a node spread over its GPUs
+      (or OpenCL devices) instead of all measuring on device 0;
+    * otherwise None (one process, or one rank per host: nothing to spread).
+
+    An explicit device (an app's ``--device`` flag) never reaches this function.
+    """
+    env = os.environ if env is None else env
+    info = detect(env)
+    if env.get("ENSEMBLE_DEVICES", "").strip():
+        return device_index(info, n_devices, env=env)
+    if info is None or info.local_size <= 1 or n_devices < 1:
+        return None
+    return device_index(info, n_devices, env=env)
 
 
 def worker_name(info: MPIInfo | None) -> str:

@@ -137,12 +137,23 @@ class _Launch:
 class CudaBackend:
     """One CUDA device (PyCUDA primary context) and the buffers living on it."""
 
-    def __init__(self, device: int = 0) -> None:
+    def __init__(self, device: int | None = None) -> None:
+        """``device``: a CUDA device index; None binds MPI ranks to devices (``ensemble.mpi.rank_device``).
+
+        With None: ``ENSEMBLE_DEVICES`` when set, else under mpirun with several
+        ranks on this host ``local_rank % device count``, else device 0.
+        """
         try:
             import pycuda.driver as drv
         except ImportError as exc:  # pragma: no cover - depends on the machine
             raise MissingExtraError("CudaBackend needs PyCUDA: pip install ensemble-tuner[cuda]") from exc
         drv.init()
+        if device is None:
+            from ensemble.mpi import rank_device
+
+            bound = rank_device(drv.Device.count())
+            device = 0 if bound is None else bound
+        self.index = device
         if not 0 <= device < drv.Device.count():
             raise EnsembleError(f"CudaBackend(device={device}): only {drv.Device.count()} CUDA devices present")
         self._drv = drv

@@ -104,6 +104,21 @@ def _pick(items: Sequence[Any], want: int | str | None, what: str) -> Any:
 _PROBE = "__kernel void ensemble_probe(__global float *a) { a[get_global_id(0)] = 1.0f; }"
 
 
+def _rank_order(devices: Sequence[Any]) -> list[Any]:
+    """``devices`` with this MPI rank's device first (``ensemble.mpi.rank_device``), else unchanged."""
+    from ensemble.mpi import rank_device
+
+    i = rank_device(len(devices))
+    if i is None or not devices:
+        return list(devices)
+    if not 0 <= i < len(devices):
+        raise ConfigurationError(
+            f"ENSEMBLE_DEVICES selects OpenCL device {i}, but the platform has only {len(devices)} "
+            f"({[d.name for d in devices]}); give indices below {len(devices)}"
+        )
+    return [devices[i], *devices[:i], *devices[i + 1:]]
+
+
 def _first_usable(cl: Any, platforms: Sequence[Any]) -> tuple[Any, Any]:
     """The first (platform, device) that can actually build a kernel.
 
@@ -121,7 +136,7 @@ def _first_usable(cl: Any, platforms: Sequence[Any]) -> tuple[Any, Any]:
         except cl.Error as exc:
             problems.append(f"{plat.name}: {exc}")
             continue
-        for dev in devices:
+        for dev in _rank_order(devices):
             try:
                 ctx = cl.Context([dev])
                 cl.Program(ctx, _PROBE).build()
@@ -143,6 +158,14 @@ class OpenCLBackend:
     """One OpenCL device with a profiling queue."""
 
     def __init__(self, platform: int | str | None = None, device: int | str | None = None) -> None:
+        """``platform``/``device``: a name part or an index.
+
+        Without ``device``, MPI ranks are bound to the platform's devices
+        (``ensemble.mpi.rank_device``: ``ENSEMBLE_DEVICES`` when set, else
+        ``local_rank % devices`` when several ranks share this host); without
+        either, the first platform that can build a kernel is used, starting
+        with the rank's device.
+        """
         cl = _cl()
         self._cl = cl
         platforms = cl.get_platforms()
@@ -152,7 +175,9 @@ class OpenCLBackend:
             plat, self.device = _first_usable(cl, platforms)
         else:
             plat = _pick(platforms, platform, "platform")
-            self.device = _pick(plat.get_devices(), device, "device")
+            devices = plat.get_devices()
+            # no --device: under mpirun each rank takes its own device of the platform
+            self.device = _pick(devices, device, "device") if device is not None else _rank_order(devices)[0]
         self.platform_name = plat.name
         self.name = self.device.name
         self.context = cl.Context([self.device])

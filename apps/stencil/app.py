@@ -72,7 +72,8 @@ class StencilApp(TunerApp):
         g.add_argument("--weights-seed", type=int, help="seed of the synthetic weights (default 0)")
         g.add_argument("--backend", choices=("opencl", "cuda"), help="kernel generator and device API")
         g.add_argument("--platform", help="OpenCL platform name part or index")
-        g.add_argument("--device", help="OpenCL device name part or index; CUDA device index")
+        g.add_argument("--device", help="OpenCL device name part or index; CUDA device index (default: under "
+                       "mpirun, one device per rank of the host; docs/MPI.md)")
         g.add_argument("--repeats", type=int, default=5, help="timed launches per configuration")
         g.add_argument("--warmup", type=int, default=1, help="untimed launches first")
         g.add_argument("--discard-first", type=int, default=0,
@@ -106,7 +107,7 @@ class StencilApp(TunerApp):
             from measurement.cuda import CudaBackend
 
             dev = getattr(a, "device", None)
-            be = self.device_backend or CudaBackend(int(dev) if dev is not None else 0)
+            be = self.device_backend or CudaBackend(int(dev) if dev is not None else None)  # None: rank-bound
             return CudaStencilRunner(self.stencil, be, **kw)
         from apps.stencil.runner import OpenCLStencilRunner
         from measurement.opencl import OpenCLBackend

@@ -105,3 +105,26 @@ def test_share_run_returns_rank0_value_and_forwards_errors() -> None:
     other.sent = list(comm.sent)
     with pytest.raises(EnsembleError, match="rank 0 could not open the run"):
         share_run(other, broken)
+
+
+def _env(local: int, local_size: int, **extra: str) -> dict[str, str]:
+    return {"PMI_RANK": str(local), "PMI_SIZE": str(local_size), "MPI_LOCALRANKID": str(local),
+            "MPI_LOCALNRANKS": str(local_size), **extra}
+
+
+def test_rank_device_binds_only_several_local_ranks_or_an_explicit_list() -> None:
+    from ensemble.mpi import rank_device
+
+    assert rank_device(4, env={}) is None                                  # plain python app.py
+    assert rank_device(4, env=_env(0, 1)) is None                          # one rank on this host
+    assert [rank_device(4, env=_env(r, 6)) for r in range(6)] == [0, 1, 2, 3, 0, 1]
+    assert [rank_device(2, env=_env(r, 3)) for r in range(3)] == [0, 1, 0]
+    assert rank_device(1, env=_env(2, 3)) == 0                             # one device (PoCL): all share it
+    # one host of a multi-node job: the local rank picks, not the global one
+    env = {"PMI_RANK": "5", "PMI_SIZE": "8", "MPI_LOCALRANKID": "1", "MPI_LOCALNRANKS": "4"}
+    assert rank_device(4, env=env) == 1
+    # ENSEMBLE_DEVICES wins, with or without MPI
+    assert rank_device(4, env={"ENSEMBLE_DEVICES": "3"}) == 3
+    assert [rank_device(4, env=_env(r, 4, ENSEMBLE_DEVICES="0,2")) for r in range(4)] == [0, 2, 0, 2]
+    assert rank_device(4, env=_env(1, 2, ENSEMBLE_MPI="0")) is None        # MPI turned off
+    assert rank_device(0, env=_env(1, 2)) is None                          # no device: the backend says so
