@@ -28,13 +28,15 @@ auto-tuning GPU kernels" (PMBS 2021, arXiv:2111.14991):
   ``pool`` uniform valid samples plus neighbours, mutations and small
   perturbations of the best few, refreshed when the best improves or the
   model is refitted;
-* cost: the model is worth its compute only while evaluations cost more
-  than it does.  The technique times its own work (proposals and posterior
-  updates) and compares it with the seconds the evaluations it has seen cost
-  (``Trial.cost``: measured, or the replay's recorded cost).  Once its
-  compute exceeds ``compute_share`` (a quarter) of that, and at least
+* cost: inside an ensemble the model is worth its compute only while
+  evaluations cost more than it does.  The technique times its own work
+  (proposals and posterior updates) and compares it with the seconds the
+  evaluations it has seen cost (``Trial.cost``: measured, or the replay's
+  recorded cost).  With ``compute_share`` set (the default ensemble sets a
+  quarter), once its compute exceeds that share, and at least
   ``min_compute`` seconds (0.25), it retires: ``done`` turns True, the
-  bandit gives its trials to the other arms, and it stops updating.  On a
+  bandit gives its trials to the other arms, and it stops updating.  Alone
+  (``-t BayesOpt``) it never retires by default: retiring would end the run.  On a
   GPU kernel that costs a second to build and time this never happens in a
   run of a few thousand evaluations; on a microsecond objective it happens
   within the initial design, so the default ensemble keeps the framework's
@@ -109,10 +111,10 @@ class BayesOpt(BaseTechnique):
     the marginal likelihood costs O(n^3) per evaluation; the posterior always
     uses every observation), ``memory_mb`` (512: a space is enumerated only
     when the posterior's observations x candidates matrix fits in this),
-    ``compute_share`` (0.25) and ``min_compute`` (0.25 s): retire once the
-    model's own compute exceeds both this share of the evaluations' cost and
-    this many seconds (see the module docstring; ``compute_share=None`` never
-    retires).
+    ``compute_share`` (None: never; the default ensemble uses 0.25) and
+    ``min_compute`` (0.25 s): retire once the model's own compute exceeds both
+    this share of the evaluations' cost and this many seconds (see the module
+    docstring).
     """
 
     name: ClassVar[str] = "BayesOpt"
@@ -121,7 +123,7 @@ class BayesOpt(BaseTechnique):
     def __init__(self, *, seed: int | None = None, initial: int | None = None, xi: float = 0.0,
                  refit_growth: float = 1.25, enumerate_limit: int = 50_000, pool: int = 2000,
                  incumbents: int = 5, fit_subset: int = 256, memory_mb: float = 512.0,
-                 compute_share: float | None = 0.25, min_compute: float = 0.25,
+                 compute_share: float | None = None, min_compute: float = 0.25,
                  **options: Any) -> None:
         super().__init__(seed=seed, **options)
         if refit_growth <= 1.0:
@@ -136,7 +138,7 @@ class BayesOpt(BaseTechnique):
         self.memory_mb = float(memory_mb)
         if compute_share is not None and not compute_share > 0:
             raise TechniqueError(f"BayesOpt: compute_share must be > 0 or None (got {compute_share!r}); "
-                                 "0.25 is the default, None never retires the model")
+                                 "0.25 retires the model once it costs a quarter of the evaluations' time, None never")
         self.compute_share = None if compute_share is None else float(compute_share)
         self.min_compute = float(min_compute)
         #: the clock the compute is timed with (a test may replace it)

@@ -21,10 +21,14 @@ from typing import Any, ClassVar
 
 from techniques.bandit import AUCBandit
 
-__all__ = ["CONTINUOUS_ONLY", "DEFAULT_ARMS", "DefaultEnsemble"]
+__all__ = ["CONTINUOUS_ONLY", "DEFAULT_ARMS", "MODEL_COMPUTE_SHARE", "DefaultEnsemble"]
 
 #: the arms of the default ensemble (see docs/TECHNIQUES.md for the measurement)
 DEFAULT_ARMS: tuple[str, ...] = ("DifferentialEvolution", "GA", "BayesOpt", "NelderMead")
+
+#: BayesOpt retires once its own compute exceeds this share of the evaluations' cost
+#: (docs/TECHNIQUES.md, "The cost of the model"; 12 ms -> 0.79 ms per trivial trial)
+MODEL_COMPUTE_SHARE: float = 0.25
 
 #: arms that only make sense when the space has a continuous (Float / LogFloat) parameter
 CONTINUOUS_ONLY: frozenset[str] = frozenset({"NelderMead"})
@@ -53,3 +57,10 @@ class DefaultEnsemble(AUCBandit):
     def __init__(self, *, seed: int | None = None, window: int = 500, c: float = 0.1,
                  **options: Any) -> None:
         super().__init__(seed=seed, arms=DEFAULT_ARMS, window=window, c=c, **options)
+        from techniques.bayes_opt import BayesOpt
+
+        for arm in self.arms:
+            if isinstance(arm, BayesOpt) and arm.compute_share is None:
+                # the model steps aside once it costs more than a quarter of the measuring time
+                # (microsecond objectives); the other arms then take its trials
+                arm.compute_share = MODEL_COMPUTE_SHARE

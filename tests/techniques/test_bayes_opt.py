@@ -203,7 +203,7 @@ def _drive(bo: BayesOpt, cost: float | None, budget: int = 60) -> int:
 
 def test_retires_when_its_compute_outweighs_cheap_evaluations() -> None:
     """Microsecond evaluations: the model stops once it has cost more than min_compute and its share."""
-    bo = BayesOpt(seed=1)
+    bo = BayesOpt(seed=1, compute_share=0.25)
     made = _drive(bo, cost=1e-6)
     assert bo.done and bo.retired is not None and "exceeded 0.25" in bo.retired
     # each timed section costs 0.01 s here: retired just past min_compute (0.25 s), long before the budget
@@ -213,13 +213,13 @@ def test_retires_when_its_compute_outweighs_cheap_evaluations() -> None:
 
 
 def test_keeps_going_when_evaluations_cost_more_than_the_model() -> None:
-    expensive = BayesOpt(seed=1)
+    expensive = BayesOpt(seed=1, compute_share=0.25)
     assert _drive(expensive, cost=1.0) == 60 and expensive.retired is None
     assert expensive.evaluation_seconds == pytest.approx(60.0)
-    unknown = BayesOpt(seed=1)  # no cost on the trials (ask/tell, in-memory harness): never retires
+    unknown = BayesOpt(seed=1, compute_share=0.25)  # no cost on the trials (ask/tell, in-memory harness): never retires
     assert _drive(unknown, cost=None) == 60 and unknown.retired is None
-    never = BayesOpt(seed=1, compute_share=None)
-    assert _drive(never, cost=1e-6) == 60 and never.retired is None
+    alone = BayesOpt(seed=1)  # standalone default: retiring would end the run, so it never does
+    assert _drive(alone, cost=1e-6) == 60 and alone.retired is None
     with pytest.raises(TechniqueError, match="compute_share"):
         BayesOpt(compute_share=0)
 
@@ -232,6 +232,7 @@ def test_a_retired_model_hands_its_trials_to_the_other_arms() -> None:
     ens = DefaultEnsemble(seed=2)
     ens.bind(space, budget=120, rng=np.random.default_rng(2))
     bo = next(a for a in ens.arms if isinstance(a, BayesOpt))
+    assert bo.compute_share == 0.25  # set by the default ensemble
     bo.clock = _TickClock(0.01)
     seen: set[str] = set()
     by_arm: dict[str, int] = {}
