@@ -7,8 +7,10 @@ constraints ("X depends on B": X may leave its default only when B is on).
 
 LegUp reads a Tcl file of ``set_parameter NAME VALUE`` lines;
 :func:`write_config_tcl` writes it (booleans as 1/0, after the fixed lines
-the original tuner always wrote).  Running LegUp needs a ``legup``
-installation, which this machine does not have: docs/FLAGS.md says so.
+the original tuner always wrote).  :mod:`apps.hls_flags.legup_flow` runs the
+LegUp flow with it and scores the result; that needs a LegUp installation,
+which this machine does not have (docs/FLAGS.md says so; the tests use a
+mock ``legup``).
 """
 
 from __future__ import annotations
@@ -84,5 +86,6 @@ def write_config_tcl(config: Mapping[str, Any], path: str | Path, space: FlagSpa
     return lines
 
 
-def legup_available() -> bool:
-    return shutil.which("legup") is not None
+def legup_available(legup: str = "legup") -> bool:
+    """Whether a ``legup`` command is on PATH."""
+    return shutil.which(legup) is not None
