@@ -445,12 +445,22 @@ def run_app(app: Any, settings: Any, *, app_ref: str | None = None, app_argv: li
                 stop.set()
                 th.join()
         else:
+            pause = 0.002
             while True:
-                search.step()
+                seen = search.step()
                 if search.done:
                     break
-                if not measure.work_one():
-                    time.sleep(0.002)
+                if measure.work_one():
+                    pause = 0.002
+                    continue
+                # nothing to claim: back off while nothing finishes (ranks may outnumber cores)
+                pause = 0.002 if seen else min(0.01, pause * 2)
+                time.sleep(pause)
+            if search.budget_spent:
+                # The run's test_limit is all requested: measure the other ranks' queued requests
+                # instead of waiting at the barrier with them still WAITING (no new ones can come).
+                while measure.work_one():
+                    pass
     finally:
         polite_barrier(comm)   # every rank has committed its last result
         if mode == "per-rank":

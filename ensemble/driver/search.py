@@ -248,6 +248,11 @@ class SearchDriver:
         mine = self.status.unique + self._pending_unique
         return max(mine, self._shared_used) if self.shared else mine
 
+    @property
+    def budget_spent(self) -> bool:
+        """Every evaluation of test_limit is requested or done (with shared=True: by every driver of the run)."""
+        return self.settings.test_limit is not None and self._used() >= self.settings.test_limit
+
     def _budget_left(self) -> float:
         if self.settings.test_limit is None:
             return math.inf
