@@ -80,7 +80,7 @@ def _child(ns: argparse.Namespace) -> None:
         con.close()
         Path(ns.out).write_text(json.dumps({
             "elapsed": elapsed, "measured": unique, "per_rank": measured, "measured_twice": twice,
-            "evaluations": result.evaluations, "test_limit": ns.limit,
+            "evaluations": result.evaluations, "test_limit": ns.limit, "duplicates": result.duplicates,
         }))
 
 
