@@ -205,16 +205,15 @@ class BayesOpt(BaseTechnique):
     def observe(self, trial: Trial) -> None:
         improved = trial.value < self.best_value and not trial.duplicate
         super().observe(trial)
-        self._charge_evaluation(trial)
-        if self.retired is None:
-            t0 = self.clock()
-            self._learn(trial)
-            self._pool_stale = self._pool_stale or improved
-            self._charge_compute(t0)
+        self._update(trial, improved)
 
     def observe_foreign(self, trial: Trial) -> None:
         improved = trial.value < self.best_value
         super().observe_foreign(trial)
+        self._update(trial, improved)
+
+    def _update(self, trial: Trial, improved: bool) -> None:
+        """Charge the evaluation's cost; learn from it (timed) unless the model has retired."""
         self._charge_evaluation(trial)
         if self.retired is None:
             t0 = self.clock()

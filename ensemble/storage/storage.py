@@ -247,15 +247,7 @@ class Storage:
         fresh = "RUNNING" if claim_for is not None else "WAITING"
         with self._db.begin() as conn:
             # one statement when every configuration is new (the usual case); a SELECT for stored ones
-            config_ids: dict[str, int] = dict(
-                conn.execute(
-                    sql.config_insert_ids,
-                    [{"run_id": run_id, "hash": h, "data_json": first_json[h]} for h in hashes],
-                ).all()
-            )
-            missing = [h for h in hashes if h not in config_ids]
-            for chunk in _chunks(missing):
-                config_ids.update({h: i for h, i in conn.execute(sql.config_ids, {"run_id": run_id, "hashes": chunk})})
+            config_ids, _ = self._config_ids(conn, run_id, hashes, first_json, sql.config_ids)
             sources = self._duplicate_sources(conn, run_id, items, config_ids)
             ids = conn.execute(
                 sql.request_insert if claim_for is None else sql.request_insert_claimed,
@@ -335,16 +327,7 @@ class Storage:
             if budget is not None:
                 conn.execute(sql.lock_run, {"run_id": run_id})
             # configurations inserted here are new to the run: no other request can measure them
-            config_ids: dict[str, int] = dict(
-                conn.execute(
-                    sql.config_insert_ids,
-                    [{"run_id": run_id, "hash": h, "data_json": first_json[h]} for h in hashes],
-                ).all()
-            )
-            stored = [h for h in hashes if h not in config_ids]
-            for chunk in _chunks(stored):
-                config_ids.update({h: i for h, i in conn.execute(
-                    sql.config_ids_locked, {"run_id": run_id, "hashes": chunk})})
+            config_ids, stored = self._config_ids(conn, run_id, hashes, first_json, sql.config_ids_locked)
             # stored configurations: is one of their measured requests finished, or still in flight?
             finished_cfg: set[int] = set()
             in_flight: dict[int, int] = {}
@@ -428,6 +411,24 @@ class Storage:
             if status[i] == "new"
         ]
         return Submitted(ids, status, wait_for, claims, used)
+
+    def _config_ids(self, conn: sa.Connection, run_id: int, hashes: Sequence[str], first_json: dict[str, str],
+                    select_stored: Any) -> tuple[dict[str, int], list[str]]:
+        """Insert the run's new configurations, look up the stored ones: (hash -> id, stored hashes).
+
+        ``select_stored`` reads configurations already in the run
+        (``config_ids``, or ``config_ids_locked`` where the caller must hold them).
+        """
+        config_ids: dict[str, int] = dict(
+            conn.execute(
+                self._sql.config_insert_ids,
+                [{"run_id": run_id, "hash": h, "data_json": first_json[h]} for h in hashes],
+            ).all()
+        )
+        stored = [h for h in hashes if h not in config_ids]
+        for chunk in _chunks(stored):
+            config_ids.update({h: i for h, i in conn.execute(select_stored, {"run_id": run_id, "hashes": chunk})})
+        return config_ids, stored
 
     def _duplicate_sources(
         self, conn: sa.Connection, run_id: int, items: Sequence[NewRequest], config_ids: dict[str, int],
