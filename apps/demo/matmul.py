@@ -29,7 +29,7 @@ def blocked_matmul(a: np.ndarray, b: np.ndarray, bi: int, bj: int, bk: int, orde
     kk = a.shape[1]
     c = np.zeros((n, m), dtype=a.dtype)
     ranges = {"i": range(0, n, bi), "j": range(0, m, bj), "k": range(0, kk, bk)}
-    x, y, z = order
+    x, y, z = order[0], order[1], order[2]  # a loop order such as "ikj"
     for p in ranges[x]:
         for q in ranges[y]:
             for r in ranges[z]:
