@@ -86,18 +86,20 @@ class BigQuadApp(QuadApp):
 
 
 class Scripted(Technique):
-    """Proposes a fixed list of configurations, one per call, then is done."""
+    """Proposes a fixed list of configurations, one per call (or n with ``batched``), then is done."""
 
     name = "Scripted"
 
-    def __init__(self, script: list[dict[str, Any]], *, seed: int | None = None) -> None:
+    def __init__(self, script: list[dict[str, Any]], *, batched: bool = False, seed: int | None = None) -> None:
         super().__init__(seed=seed)
         self.script = list(script)
+        self.batched = batched
         self.observed: list[Trial] = []
         self.foreign: list[Trial] = []
 
     def propose(self, n: int) -> list[dict[str, Any]]:
-        out, self.script = self.script[:1], self.script[1:]
+        k = n if self.batched else 1
+        out, self.script = self.script[:k], self.script[k:]
         return out
 
     def observe(self, trial: Trial) -> None:

@@ -22,34 +22,13 @@ from ensemble.driver.search import SearchDriver
 from ensemble.objective import Minimize
 from ensemble.settings import RunSettings
 from ensemble.storage import Storage
-from ensemble.technique import Technique, Trial
-from tests.ensemble.driver_helpers import QuadApp, TinyRandom, small_space
+from ensemble.technique import Technique
+from tests.ensemble.driver_helpers import QuadApp, Scripted, TinyRandom, small_space
 
 
-class FixedList(Technique):
-    """Proposes the given configurations in order, then is done."""
-
-    name = "FixedList"
-
-    def __init__(self, configs: list[dict[str, Any]], *, seed: int | None = None) -> None:
-        super().__init__(seed=seed)
-        self.todo = list(configs)
-        self.observed: list[Trial] = []
-        self.foreign: list[Trial] = []
-
-    def propose(self, n: int) -> list[dict[str, Any]]:
-        out, self.todo = self.todo[:n], self.todo[n:]
-        return out
-
-    def observe(self, trial: Trial) -> None:
-        self.observed.append(trial)
-
-    def observe_foreign(self, trial: Trial) -> None:
-        self.foreign.append(trial)
-
-    @property
-    def done(self) -> bool:
-        return not self.todo
+def FixedList(configs: list[dict[str, Any]]) -> Scripted:
+    """Proposes the given configurations in order, n per call, then is done."""
+    return Scripted(configs, batched=True)
 
 
 class SlowQuad(QuadApp):
@@ -119,7 +98,7 @@ def test_a_configuration_finished_elsewhere_is_a_duplicate_at_once(tmp_path):
     b_tech = FixedList([x])
     b, _, st = _driver(url, run_id, settings, b_tech, "b")
     b._known.clear()                           # B has not read A's result (it would, from its cursor)
-    b._submit([(x, "FixedList")])
+    b._submit([(x, "Scripted")])
     assert [(t.config, t.duplicate) for t in b_tech.observed] == [(x, True)]
     assert [r.duplicate for r in st.trials(run_id)] == [False, True]
 
