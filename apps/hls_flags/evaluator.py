@@ -8,9 +8,9 @@ import threading
 from typing import Any
 
 from apps.flags.evaluation import Evaluation, owned_workdir
-from apps.hls_flags.cost import SCENARIOS, weighted_normalized_sum
+from apps.hls_flags.cost import SCENARIOS
 from apps.hls_flags.designs import Design, design
-from apps.hls_flags.flow import FlowResult, run_flow
+from apps.hls_flags.flow import FlowResult, run_flow, score_flow
 from apps.hls_flags.space import flow_space
 
 __all__ = ["HlsEvaluator"]
@@ -56,15 +56,7 @@ class HlsEvaluator:
         return self._baseline
 
     def score(self, res: FlowResult) -> Evaluation:
-        if res.failure is not None:
-            return res.failure
-        base = self.baseline()
-        cost = weighted_normalized_sum(res.metrics, base.metrics, self.scenario, res.available)
-        metrics = dict(res.metrics)
-        metrics["cost"] = cost
-        metrics["flow_s"] = res.seconds
-        seconds = res.metrics["cycles"] / (res.metrics["fmax_mhz"] * 1e6)
-        return Evaluation("OK", time=seconds, times=[seconds], metrics=metrics)
+        return res.failure if res.failure is not None else score_flow(res, self.baseline(), self.scenario)
 
     def evaluate(self, config: dict[str, Any], limit: float | None = None) -> Evaluation:
         """Flow + cost; ``limit`` (seconds) bounds the whole flow (TIMEOUT beyond it)."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apps.flags.evaluation import Evaluation
+from apps.hls_flags.cost import weighted_normalized_sum
 from apps.hls_flags.designs import Design
 from measurement.process import CommandState, run_command
 
@@ -117,6 +118,21 @@ def run_flow(design: Design, yosys_opts: list[str], nextpnr_opts: list[str], wor
     res.metrics.update({"lu": res.metrics["luts"], "regs": res.metrics["ffs"], "block": res.metrics["carry"],
                         "ram": res.metrics["bram"]})
     return res
+
+
+def score_flow(res: FlowResult, base: FlowResult, scenario: str) -> Evaluation:
+    """A flow's Evaluation: Bruel's weighted normalized cost against the default's flow ``base``.
+
+    The time is the workload's wall time (cycles / Fmax); the cost and the
+    flow's own seconds go into the metrics. Shared by the yosys/nextpnr and
+    the LegUp evaluators, so both apps score a configuration the same way.
+    """
+    if res.failure is not None:
+        return res.failure
+    cost = weighted_normalized_sum(res.metrics, base.metrics, scenario, res.available)
+    seconds = res.metrics["cycles"] / (res.metrics["fmax_mhz"] * 1e6)
+    return Evaluation("OK", time=seconds, times=[seconds],
+                      metrics={**res.metrics, "cost": cost, "flow_s": res.seconds})
 
 
 def tools_available(device: str = "up5k") -> bool:

@@ -51,8 +51,8 @@ from typing import Any
 
 from apps.flags.evaluation import Evaluation
 from apps.flags.space import FlagSpace
-from apps.hls_flags.cost import SCENARIOS, weighted_normalized_sum
-from apps.hls_flags.flow import FlowResult
+from apps.hls_flags.cost import SCENARIOS
+from apps.hls_flags.flow import FlowResult, score_flow
 from apps.hls_flags.legup import legup_available, legup_space, write_config_tcl
 from measurement.process import CommandState, run_command
 
@@ -273,13 +273,7 @@ class LegupEvaluator:
         return self._baseline
 
     def score(self, res: FlowResult) -> Evaluation:
-        if res.failure is not None:
-            return res.failure
-        base = self.baseline()
-        cost = weighted_normalized_sum(res.metrics, base.metrics, self.scenario, res.available)
-        seconds = res.metrics["cycles"] / (res.metrics["fmax_mhz"] * 1e6)
-        return Evaluation("OK", time=seconds, times=[seconds],
-                          metrics={**res.metrics, "cost": cost, "flow_s": res.seconds})
+        return res.failure if res.failure is not None else score_flow(res, self.baseline(), self.scenario)
 
     def evaluate(self, config: Mapping[str, Any], limit: float | None = None) -> Evaluation:
         self.flags.render(dict(config))  # validates, dependencies included
