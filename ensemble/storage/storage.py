@@ -73,6 +73,18 @@ def _chunks(seq: Sequence[Any]) -> Iterable[Sequence[Any]]:
         yield seq[i : i + _CHUNK]
 
 
+def _batch_keys(items: Sequence[NewRequest]) -> tuple[list[str], dict[str, str]]:
+    """The batch's distinct hashes, sorted, and each one's first canonical JSON.
+
+    Sorted: concurrent inserts of overlapping batches then lock rows in one
+    order (no deadlock on PostgreSQL).
+    """
+    first_json: dict[str, str] = {}
+    for it in items:
+        first_json.setdefault(it.config_hash, it.config_json)
+    return sorted(first_json), first_json
+
+
 def _finished(row: sa.Row[Any]) -> FinishedTrial:
     return FinishedTrial(
         request_id=row.request_id,
@@ -238,11 +250,7 @@ class Storage:
             _check_worker(claim_for)
         if not items:
             return [], []
-        # sorted: concurrent inserts of overlapping batches lock rows in one order (no deadlock on PostgreSQL)
-        hashes = sorted({it.config_hash for it in items})
-        first_json: dict[str, str] = {}
-        for it in items:
-            first_json.setdefault(it.config_hash, it.config_json)
+        hashes, first_json = _batch_keys(items)
         sql = self._sql
         fresh = "RUNNING" if claim_for is not None else "WAITING"
         with self._db.begin() as conn:
@@ -314,10 +322,7 @@ class Storage:
             _check_worker(claim_for)
         if not items:
             return Submitted([], [], {}, [], None)
-        hashes = sorted({it.config_hash for it in items})
-        first_json: dict[str, str] = {}
-        for it in items:
-            first_json.setdefault(it.config_hash, it.config_json)
+        hashes, first_json = _batch_keys(items)
         sql = self._sql
         fresh = "RUNNING" if claim_for is not None else "WAITING"
         status = ["duplicate" if it.duplicate else "new" for it in items]
