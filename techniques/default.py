@@ -13,6 +13,17 @@ Nelder-Mead is a method for continuous functions (Nelder & Mead 1965); on a
 space without a continuous parameter it measured worse than random search
 and drew the bandit into poor regions, so there it is left out (a rule
 about the kind of parameters, not about any one space).
+
+Who proposes: on a space whose parameters are all discrete the model leads
+(every proposal is the GP's while it is active; the bandit over the other
+arms takes over only once the model retires on a cheap objective or runs
+out of candidates).  Measured at 25 seeds on the replay spaces, the GP alone
+scored 0.472 against 0.423 for the bandit that shares the budget among the
+arms; giving the population arms a fixed 10% or 25% share, or handing over
+when the GP stalls, scored lower too (docs/TECHNIQUES.md, "Round 4").  On a
+space with a continuous parameter the AUC bandit shares the trials among
+all arms, as before: there a GP over a sampled pool cannot polish an optimum
+to 1e-6, and Nelder-Mead, which can, must get trials (4-D Rosenbrock).
 """
 
 from __future__ import annotations
@@ -35,13 +46,38 @@ CONTINUOUS_ONLY: frozenset[str] = frozenset({"NelderMead"})
 
 
 class DefaultEnsemble(AUCBandit):
-    """AUC bandit (W=500, C=0.1) over the measured default arms.
+    """AUC bandit (W=500, C=0.1) over the measured default arms; the model leads on discrete spaces.
+
+    ``model_led``: None (default) = the rule above (the model leads exactly
+    when no parameter is continuous); True / False force it either way.
 
     C = 0.1 rather than OpenTuner's 0.05: with 0.05, on 4-D Rosenbrock the
     arm that keeps earning small improvements (DE or GA) starved Nelder-Mead
     in 3 of 10 seeds; 0.1 gave 10 of 10 at 1e-6 and the same GPU-space mean
     within noise (docs/TECHNIQUES.md).
     """
+
+    name: ClassVar[str] = "default"
+    summary: ClassVar[str] = ("the default ensemble: a GP model leads on discrete spaces, "
+                              "an AUC bandit over arms chosen by replay measurement otherwise")
+
+    def __init__(self, *, seed: int | None = None, window: int = 500, c: float = 0.1,
+                 model_led: bool | None = None, **options: Any) -> None:
+        super().__init__(seed=seed, arms=DEFAULT_ARMS, window=window, c=c, **options)
+        from techniques.bayes_opt import BayesOpt
+
+        self._model_led = None if model_led is None else bool(model_led)
+        #: whether the model arm proposes every trial while it is active (set on bind)
+        self.model_led = False
+        #: index of the model arm (BayesOpt)
+        self._model: int | None = None
+        for i, arm in enumerate(self.arms):
+            if isinstance(arm, BayesOpt):
+                self._model = i
+                if arm.compute_share is None:
+                    # the model steps aside once it costs more than a quarter of the measuring time
+                    # (microsecond objectives); the other arms then take its trials
+                    arm.compute_share = MODEL_COMPUTE_SHARE
 
     def _on_bind(self) -> None:
         super()._on_bind()
@@ -50,17 +86,12 @@ class DefaultEnsemble(AUCBandit):
         continuous = any(isinstance(p, (Float, LogFloat)) for p in self.space.params)
         if not continuous:
             self.inactive = {i for i, label in enumerate(self.labels) if label in CONTINUOUS_ONLY}
+        self.model_led = (not continuous) if self._model_led is None else self._model_led
 
-    name: ClassVar[str] = "default"
-    summary: ClassVar[str] = "the default ensemble: AUC bandit over arms chosen by replay measurement"
+    def _pick(self, blocked: set[int]) -> int | None:
+        if self.model_led and self._model is not None and self._model not in blocked:
+            return self._model
+        return super()._pick(blocked)
 
-    def __init__(self, *, seed: int | None = None, window: int = 500, c: float = 0.1,
-                 **options: Any) -> None:
-        super().__init__(seed=seed, arms=DEFAULT_ARMS, window=window, c=c, **options)
-        from techniques.bayes_opt import BayesOpt
-
-        for arm in self.arms:
-            if isinstance(arm, BayesOpt) and arm.compute_share is None:
-                # the model steps aside once it costs more than a quarter of the measuring time
-                # (microsecond objectives); the other arms then take its trials
-                arm.compute_share = MODEL_COMPUTE_SHARE
+    def state_dict(self) -> dict[str, Any]:
+        return {**super().state_dict(), "model_led": self.model_led}

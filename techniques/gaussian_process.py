@@ -225,6 +225,14 @@ class PoolPosterior:
         var = np.maximum(self.hyper.signal - self._q, 1e-12)
         return mu, var
 
+    def train_mean(self) -> np.ndarray:
+        """Latent posterior mean at every observation row (the targets less their fitted noise)."""
+        if not self.m:
+            return np.zeros(0)
+        L = self._L[: self.m, : self.m]
+        alpha = solve_triangular(L.T, solve_triangular(L, self._t[: self.m], lower=True), lower=False)
+        return self._t[: self.m] - (self.hyper.noise + JITTER) * alpha
+
     def predict_at(self, x: np.ndarray) -> tuple[float, float]:
         """Latent mean and variance at one point (not necessarily in the pool)."""
         x = np.asarray(x, dtype=float).reshape(1, -1)

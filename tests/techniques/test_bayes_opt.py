@@ -43,6 +43,8 @@ def test_bad_options_name_the_argument() -> None:
         BayesOpt(refit_growth=1.0)
     with pytest.raises(TechniqueError, match="unknown option"):
         BayesOpt(lengthscale=1.5)
+    with pytest.raises(TechniqueError, match="incumbent must be 'mean'"):
+        BayesOpt(incumbent="best")
 
 
 def test_lml_gradient_matches_finite_differences() -> None:
@@ -101,6 +103,21 @@ def test_incremental_posterior_equals_direct_solve() -> None:
     m1, v1 = post.predict_at(P2[7])
     assert m1 == pytest.approx(post.predict()[0][7], rel=1e-8, abs=1e-10)
     assert v1 == pytest.approx(post.predict()[1][7], rel=1e-6, abs=1e-10)
+
+
+def test_plug_in_incumbent_is_the_posterior_mean_at_the_observations() -> None:
+    """train_mean() (the plug-in EI's incumbent) equals predict_at() at each observation, and with
+    a noise term it lies between the noisy targets: the luckiest measurement is pulled back up."""
+    rng = np.random.default_rng(5)
+    hyp = GPHyper(np.array([0.4, 0.4]), 1.0, 0.2)
+    X = rng.random((12, 2))
+    t = rng.normal(size=12)
+    post = PoolPosterior.from_data(hyp, X, t, rng.random((20, 2)))
+    means = post.train_mean()
+    np.testing.assert_allclose(means, [post.predict_at(x)[0] for x in X], rtol=1e-6, atol=1e-9)
+    assert means.min() > t.min()  # shrunk towards the others
+    quiet = PoolPosterior.from_data(GPHyper(hyp.lengthscales, 1.0, 1e-8), X, t, rng.random((20, 2)))
+    np.testing.assert_allclose(quiet.train_mean(), t, atol=1e-4)  # no noise: interpolates
 
 
 def test_fast_ei_equals_the_surrogates_ei() -> None:

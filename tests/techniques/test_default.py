@@ -32,3 +32,29 @@ def test_nelder_mead_polishes_a_continuous_bowl() -> None:
     assert "NelderMead" in {tr.technique for tr in log.trials}
     assert log.best_value < 1e-6
     assert np.isfinite(log.best_value)
+
+
+def test_the_model_leads_on_a_discrete_space() -> None:
+    """Every proposal on an all-discrete space is the GP's while it is active (docs/TECHNIQUES.md, round 4)."""
+    space = SearchSpace().add(Integer("a", 0, 30), Integer("b", 0, 20), Enum("c", ["x", "y", "z"]))
+    t = create_technique("default", seed=4)
+    log = run_technique(t, space, lambda c: (c["a"] - 7) ** 2 + abs(c["b"] - 3) + (c["c"] != "y"),
+                        budget=50, seed=4)
+    assert t.model_led and t.state_dict()["model_led"] is True
+    assert {tr.technique for tr in log.trials} == {"BayesOpt"}
+    assert len({tr.config_hash for tr in log.trials}) == 50
+    assert log.best_value == 0.0
+
+
+def test_the_bandit_shares_trials_on_a_continuous_space_or_when_told() -> None:
+    mixed = SearchSpace().add(Float("x", -1.0, 1.0), Integer("k", 0, 9))
+    t = create_technique("default", seed=5)
+    log = run_technique(t, mixed, lambda c: c["x"] ** 2 + c["k"], budget=80, seed=5)
+    assert not t.model_led
+    assert len({tr.technique for tr in log.trials}) >= 2  # the bandit explores more than one arm
+
+    discrete = SearchSpace().add(Integer("a", 0, 30), Integer("b", 0, 20))
+    forced = DefaultEnsemble(seed=6, model_led=False)
+    log = run_technique(forced, discrete, lambda c: abs(c["a"] - 7) + abs(c["b"] - 3), budget=60, seed=6)
+    assert not forced.model_led
+    assert len({tr.technique for tr in log.trials}) >= 2
