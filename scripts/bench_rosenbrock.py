@@ -11,6 +11,7 @@ driver's rules (tests/techniques/harness.py).
 
     python -m scripts.bench_rosenbrock --evaluations 2000 --seeds 10
     python -m scripts.bench_rosenbrock --techniques default,NelderMead --no-peer
+    python -m scripts.bench_rosenbrock --no-peer --jobs 10   # the seeds in 10 processes
 """
 
 from __future__ import annotations
@@ -36,14 +37,24 @@ def rosenbrock(config: dict[str, Any]) -> float:
     return float(np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2))
 
 
-def run_ours(name: str, evaluations: int, seeds: Sequence[int]) -> list[float]:
+def _run_one(name: str, evaluations: int, seed: int) -> float:
     from ensemble.registry import create_technique
     from ensemble.space import Float, SearchSpace
     from tests.techniques.harness import run_technique
 
     space = SearchSpace().add(*[Float(f"x{i}", -3.0, 3.0) for i in range(4)])
-    return [run_technique(create_technique(name, seed=s), space, rosenbrock, budget=evaluations, seed=s).best_value
-            for s in seeds]
+    return run_technique(create_technique(name, seed=seed), space, rosenbrock, budget=evaluations,
+                         seed=seed).best_value
+
+
+def run_ours(name: str, evaluations: int, seeds: Sequence[int], jobs: int = 1) -> list[float]:
+    """Best value per seed; ``jobs`` > 1 runs the seeds in parallel processes (same results: each run is seeded)."""
+    if jobs <= 1:
+        return [_run_one(name, evaluations, s) for s in seeds]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(_run_one, [name] * len(seeds), [evaluations] * len(seeds), seeds))
 
 
 def run_opentuner(evaluations: int, seeds: Sequence[int], jobs: int) -> list[float]:
@@ -60,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, default=10, help="runs; seeds 0..N-1")
     p.add_argument("--techniques", default="default", help="comma-separated registry names")
     p.add_argument("--no-peer", action="store_true", help="skip OpenTuner")
+    p.add_argument("--jobs", type=int, default=1, help="processes for our seeds (results do not depend on it)")
     p.add_argument("--peer-jobs", type=int, default=2)
     p.add_argument("--json-out", default=None)
     args = p.parse_args(argv)
@@ -67,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: dict[str, dict[str, Any]] = {}
     for name in [t for t in args.techniques.split(",") if t]:
         t0 = time.perf_counter()
-        best = run_ours(name, args.evaluations, seeds)
+        best = run_ours(name, args.evaluations, seeds, args.jobs)
         rows[name] = {"best": best, "seconds": time.perf_counter() - t0}
     if not args.no_peer:
         t0 = time.perf_counter()
