@@ -39,7 +39,7 @@ DEFAULT_ARMS: tuple[str, ...] = ("DifferentialEvolution", "GA", "BayesOpt", "Nel
 
 #: BayesOpt retires once its own compute exceeds this share of the evaluations' cost
 #: (docs/TECHNIQUES.md, "The cost of the model"; 12 ms -> 0.79 ms per trivial trial)
-MODEL_COMPUTE_SHARE: float = 0.25
+MODEL_COMPUTE_SHARE: float | None = 0.25
 
 #: arms that only make sense when the space has a continuous (Float / LogFloat) parameter
 CONTINUOUS_ONLY: frozenset[str] = frozenset({"NelderMead"})

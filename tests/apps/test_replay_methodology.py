@@ -76,10 +76,21 @@ def test_trace_pads_and_treats_failures_as_worst():
 
 
 @pytest.mark.parametrize("technique", ["default", "Random", "PSO"])
-def test_in_memory_loop_follows_the_sqlite_driver(tmp_path, technique):
-    """bench_search drives techniques in memory; it must give the driver's trajectory."""
+def test_in_memory_loop_follows_the_sqlite_driver(tmp_path, monkeypatch, technique):
+    """bench_search drives techniques in memory; it must give the driver's trajectory.
+
+    The driver hands the techniques each evaluation's recorded cost, the in-memory
+    loop none; in the default ensemble BayesOpt retires when its own (wall-clock)
+    compute outweighs that cost, which on pnpoly's ~0.1 s evaluations can happen
+    within 40 trials on a loaded machine.  That rule is timed, so it is switched
+    off here (tests/techniques/test_bayes_opt.py covers it); what is compared is
+    the loop's semantics: proposals, duplicates, failures, the order of results.
+    """
     import json
 
+    import techniques.default
+
+    monkeypatch.setattr(techniques.default, "MODEL_COMPUTE_SHARE", None)
     from apps.replay import load_space
     from apps.replay.app import main
     from ensemble import registry
