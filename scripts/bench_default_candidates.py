@@ -87,6 +87,7 @@ class ModelMajor(AUCBandit):
         self._others += 1
         return i
 
+
 #: name -> (registered base technique, options)
 CANDIDATES: dict[str, tuple[str | type, dict[str, object]]] = {
     "DiscreteGA-generational": ("DiscreteGA", {"survivors": "generational"}),

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ensemble.errors import TechniqueError
 from techniques.bandit import AUCBandit
 
 __all__ = ["CONTINUOUS_ONLY", "DEFAULT_ARMS", "MODEL_COMPUTE_SHARE", "DefaultEnsemble"]
@@ -66,7 +67,10 @@ class DefaultEnsemble(AUCBandit):
         super().__init__(seed=seed, arms=DEFAULT_ARMS, window=window, c=c, **options)
         from techniques.bayes_opt import BayesOpt
 
-        self._model_led = None if model_led is None else bool(model_led)
+        if model_led not in (None, True, False):
+            raise TechniqueError(f"default: model_led must be None (the model leads exactly on all-discrete "
+                                 f"spaces), True or False; got {model_led!r}")
+        self._model_led = model_led
         #: whether the model arm proposes every trial while it is active (set on bind)
         self.model_led = False
         #: index of the model arm (BayesOpt)

@@ -58,3 +58,12 @@ def test_the_bandit_shares_trials_on_a_continuous_space_or_when_told() -> None:
     log = run_technique(forced, discrete, lambda c: abs(c["a"] - 7) + abs(c["b"] - 3), budget=60, seed=6)
     assert not forced.model_led
     assert len({tr.technique for tr in log.trials}) >= 2
+
+
+def test_model_led_must_be_a_bool_or_none() -> None:
+    import pytest
+
+    from ensemble.errors import TechniqueError
+
+    with pytest.raises(TechniqueError, match="model_led must be None"):
+        DefaultEnsemble(model_led="no")
