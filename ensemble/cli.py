@@ -279,6 +279,11 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("db", help="database maintenance")
     d.add_argument("action", choices=("upgrade",))
     d.add_argument("--database", required=True, metavar="URL")
+    from ensemble.registry import COMMAND_REGISTRY
+
+    for name in COMMAND_REGISTRY.names():   # plug-in commands: listed here, parsed by themselves
+        if name not in _COMMANDS:
+            sub.add_parser(name, help=f"see: ensemble-tuner {name} --help", add_help=False)
     return p
 
 
@@ -286,9 +291,35 @@ _COMMANDS = {"run": _cmd_run, "worker": _cmd_worker, "best": _cmd_best, "report"
              "runs": _cmd_runs, "db": _cmd_db}
 
 
+def _plugin_command(name: str) -> Any:
+    """The ``ensemble.commands`` entry point ``name`` as a callable ``(argv) -> int``, or None."""
+    from ensemble.registry import COMMAND_REGISTRY
+
+    if name in _COMMANDS or name not in COMMAND_REGISTRY:
+        return None
+    obj = COMMAND_REGISTRY.load(name)
+    run = getattr(obj, "main", obj)
+    if not callable(run):
+        raise EnsembleError(f"command {name!r}: its entry point is neither callable nor has main(argv)")
+    return run
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Console script entry point ``ensemble-tuner``."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and not args[0].startswith("-"):
+        try:
+            plugin = _plugin_command(args[0])
+        except EnsembleError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        if plugin is not None:
+            _setup_logging("--quiet" in args)
+            try:
+                return int(plugin(args[1:]) or 0)
+            except EnsembleError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
     parser = _parser()
     if args and args[0] == "run":
         if len(args) < 2 or args[1].startswith("-"):

@@ -1,27 +1,46 @@
-"""Explicit registries: technique and app names -> "module:attr", imported lazily.
+"""Explicit registries: technique, app and command names -> "module:attr", imported lazily.
 
-The core never imports ``techniques`` or ``apps``; it looks names up here and
-imports the target only when it is used, so a missing optional dependency
-(deap, scikit-learn, pyopencl, ...) only matters for the technique that needs
-it, and then the error names the pip extra to install.  Third parties add
-names through entry points in the groups ``ensemble.techniques`` and
-``ensemble.apps``.  Names are unique: registering a taken name is refused.
+Why entry points for the built-ins too: the core must not know the names of
+the packages above it (``techniques``, ``apps``).  Every name, ours and third
+parties', is declared as an entry point (``setup.cfg``, groups
+``ensemble.techniques``, ``ensemble.apps`` and ``ensemble.commands``) and
+imported only when used, so a missing optional dependency (deap, scikit-learn,
+pyopencl, ...) only matters for the entry that needs it, and the error then
+names the pip extra to install.
+
+Names are unique.  The distribution ``ensemble-tuner`` is read first, so a
+plug-in cannot shadow a built-in name (its entry is skipped with a warning);
+``register`` refuses a taken name.  When the package runs from a source tree
+that was never installed (``PYTHONPATH=checkout``, as on the GPU machine), the
+entry points are read from the checkout's ``setup.cfg`` instead.
+
+A :class:`Registry` object holds one group; the module keeps one per group
+(:data:`TECHNIQUE_REGISTRY`, :data:`APP_REGISTRY`, :data:`COMMAND_REGISTRY`)
+and the functions below are thin wrappers kept for callers and plug-ins.
+Tests build fresh ``Registry`` objects instead of patching module state.
 """
 
 from __future__ import annotations
 
+import configparser
 import importlib
 import importlib.metadata
-from collections.abc import Mapping
+import logging
+import os
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ensemble.errors import EnsembleError, MissingExtraError, TechniqueError
 
 __all__ = [
-    "APPS",
+    "APP_REGISTRY",
+    "COMMAND_REGISTRY",
+    "DISTRIBUTION",
     "EXTRAS",
-    "TECHNIQUES",
+    "TECHNIQUE_REGISTRY",
+    "Registry",
     "app_names",
+    "builtin_technique_names",
     "create_technique",
     "load_app",
     "load_technique",
@@ -31,38 +50,10 @@ __all__ = [
     "technique_names",
 ]
 
-#: technique name -> "module:attr" (a Technique subclass or a factory taking seed=, **options)
-TECHNIQUES: dict[str, str] = {
-    "AUCBandit": "techniques.bandit:AUCBandit",
-    "RoundRobin": "techniques.round_robin:RoundRobin",
-    "Random": "techniques.random_search:Random",
-    "NelderMead": "techniques.nelder_mead:NelderMead",
-    "Torczon": "techniques.torczon:Torczon",
-    "SimulatedAnnealing": "techniques.annealing:SimulatedAnnealing",
-    "DifferentialEvolution": "techniques.differential_evolution:DifferentialEvolution",
-    "GreedyMutation": "techniques.greedy_mutation:GreedyMutation",
-    "NormalGreedyMutation": "techniques.greedy_mutation:NormalGreedyMutation",
-    "PatternSearch": "techniques.pattern_search:PatternSearch",
-    "GA": "techniques.ga:GA",
-    "DiscreteGA": "techniques.discrete_ga:DiscreteGA",
-    "PSO": "techniques.pso:PSO",
-    "GreedyILS": "techniques.local_search:GreedyILS",
-    "Surrogate": "techniques.surrogate:SurrogateForest",
-    "BayesOpt": "techniques.bayes_opt:BayesOpt",
-    "IslandGA": "techniques.island_ga:IslandGA",
-    "CsTuner": "techniques.cstuner:CsTuner",
-    "default": "techniques.default:DefaultEnsemble",
-}
+_log = logging.getLogger("ensemble.registry")
 
-#: app name -> "module:attr" (a TunerApp subclass)
-APPS: dict[str, str] = {
-    "demo_matmul": "apps.demo.matmul:BlockedMatmul",
-    "gcc_flags": "apps.gcc_flags.app:GccFlagsApp",
-    "hls_flags": "apps.hls_flags.app:HlsFlagsApp",
-    "nvcc_flags": "apps.nvcc_flags.app:NvccFlagsApp",
-    "replay": "apps.replay.app:ReplayApp",
-    "stencil": "apps.stencil.app:StencilApp",
-}
+#: the distribution whose entry points are the built-ins
+DISTRIBUTION = "ensemble-tuner"
 
 #: top-level module of an optional dependency -> pip extra that installs it
 EXTRAS: dict[str, str] = {
@@ -70,67 +61,75 @@ EXTRAS: dict[str, str] = {
     "pycuda": "cuda",
     "mpi4py": "mpi",
     "psycopg2": "postgres",
+    "psycopg": "postgres",
     "statsmodels": "stats",
 }
 
-# configured variants registered at run time: name -> (base name, options)
-_VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {}
-
-_ENTRY_POINTS_LOADED: set[str] = set()
+EntryPointSource = Callable[[str], Iterable[tuple[str, str, bool]]]
 
 
-def _load_entry_points(group: str, table: dict[str, str]) -> None:
-    """Merge third-party entry points of ``group`` into ``table`` (once per group)."""
-    if group in _ENTRY_POINTS_LOADED:
-        return
-    _ENTRY_POINTS_LOADED.add(group)
-    for ep in importlib.metadata.entry_points(group=group):
-        if ep.name in table and table[ep.name] != ep.value:
-            continue  # built-in names win; a plug-in cannot shadow them
-        table.setdefault(ep.name, ep.value)
+def installed_entry_points(group: str) -> list[tuple[str, str, bool]]:
+    """(name, "module:attr", built-in?) of ``group``; our distribution's first.
 
-
-def register(name: str, target: str | type | Any, **options: Any) -> None:
-    """Register a technique name.
-
-    ``target`` is a "module:attr" string, a class/factory, or the name of an
-    already registered technique; with ``options`` the name becomes a configured
-    variant (e.g. ``register("AUCBandit-C1", "AUCBandit", exploration=1.0)``).
-    A name that is already taken is refused.
+    Falls back to the source checkout's setup.cfg when ``ensemble-tuner`` is
+    not installed, so a bare checkout on PYTHONPATH still knows its built-ins.
     """
-    _load_entry_points("ensemble.techniques", TECHNIQUES)
-    if not isinstance(name, str) or not name:
-        raise TechniqueError(f"register(name={name!r}): give a non-empty string")
-    if name in TECHNIQUES or name in _VARIANTS:
+    ours: list[tuple[str, str, bool]] = []
+    others: list[tuple[str, str, bool]] = []
+    for ep in importlib.metadata.entry_points(group=group):
+        dist = getattr(getattr(ep, "dist", None), "name", None)
+        builtin = dist is not None and dist.replace("_", "-").lower() == DISTRIBUTION
+        (ours if builtin else others).append((ep.name, ep.value, builtin))
+    if not ours:
+        ours = _source_tree_entry_points(group)
+    return ours + others
+
+
+def _source_tree_entry_points(group: str) -> list[tuple[str, str, bool]]:
+    cfg = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "setup.cfg")
+    if not os.path.exists(cfg):
+        return []
+    parser = configparser.ConfigParser()
+    parser.optionxform = str  # type: ignore[assignment,method-assign]  # names are case-sensitive
+    parser.read(cfg, encoding="utf-8")
+    text = parser.get("options.entry_points", group, fallback="")
+    out = []
+    for line in text.splitlines():
+        if "=" in line:
+            name, value = (part.strip() for part in line.split("=", 1))
+            out.append((name, value, True))
+    return out
+
+
+def resolve(path: str, *, what: str = "technique") -> Any:
+    """Import "module:attr"; MissingExtraError names the pip extra when a dependency is absent."""
+    if ":" not in path:
+        raise TechniqueError(f"{what} target {path!r} must look like 'package.module:attr'")
+    module_name, attr = path.split(":", 1)
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "").split(".")[0]
+        if missing and missing != module_name.split(".")[0] and missing in EXTRAS:
+            raise MissingExtraError(
+                f"{what} {path!r} needs the optional package {missing!r}: "
+                f"pip install 'ensemble-tuner[{EXTRAS[missing]}]'"
+            ) from exc
+        if missing and missing != module_name.split(".")[0] and not module_name.startswith(missing):
+            raise MissingExtraError(
+                f"{what} {path!r} needs the package {missing!r}, which is not installed: pip install {missing}"
+            ) from exc
         raise TechniqueError(
-            f"register(name={name!r}): the name is already registered "
-            f"(-> {TECHNIQUES.get(name) or _VARIANTS[name][0]}); choose another name"
-        )
-    if options or (isinstance(target, str) and ":" not in target):
-        base = target if isinstance(target, str) else _object_path(target)
-        if (
-            isinstance(base, str)
-            and ":" not in base
-            and base not in TECHNIQUES
-            and base not in _VARIANTS
-        ):
-            raise TechniqueError(
-                f"register({name!r}, {base!r}): {base!r} is neither 'module:attr' nor a "
-                f"registered technique; known: {', '.join(technique_names())}"
-            )
-        _VARIANTS[name] = (base, dict(options))
-        return
-    TECHNIQUES[name] = target if isinstance(target, str) else _object_path(target)
-
-
-def register_app(name: str, target: str | type) -> None:
-    """Register an app name -> "module:attr" (or a class); taken names are refused."""
-    _load_entry_points("ensemble.apps", APPS)
-    if name in APPS:
-        raise EnsembleError(
-            f"register_app(name={name!r}): already registered -> {APPS[name]}"
-        )
-    APPS[name] = target if isinstance(target, str) else _object_path(target)
+            f"{what} {path!r}: module {module_name!r} cannot be imported ({exc}); "
+            "is the name registered correctly?"
+        ) from exc
+    obj: Any = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise TechniqueError(f"{what} {path!r}: module {module_name!r} has no attribute {attr!r}") from None
+    return obj
 
 
 def _object_path(obj: Any) -> str:
@@ -143,115 +142,158 @@ def _object_path(obj: Any) -> str:
     return f"{mod}:{qual}"
 
 
+class Registry:
+    """Names of one entry-point group -> "module:attr", plus configured variants.
+
+    Entry points are read on first use.  ``what`` is the word used in errors
+    ("technique", "app", "command").
+    """
+
+    def __init__(self, group: str, *, what: str, source: EntryPointSource = installed_entry_points) -> None:
+        self.group = group
+        self.what = what
+        self._source = source
+        self._targets: dict[str, str] | None = None
+        self._builtin: set[str] = set()
+        self._variants: dict[str, tuple[str, dict[str, Any]]] = {}
+
+    # -- reading ---------------------------------------------------------------
+    def _table(self) -> dict[str, str]:
+        if self._targets is None:
+            table: dict[str, str] = {}
+            for name, value, builtin in self._source(self.group):
+                if name in table:
+                    if table[name] != value:
+                        _log.warning("%s entry point %r -> %s ignored: the name is taken by %s",
+                                     self.what, name, value, table[name])
+                    continue
+                table[name] = value
+                if builtin:
+                    self._builtin.add(name)
+            self._targets = table
+        return self._targets
+
+    def names(self) -> list[str]:
+        """Every registered name (entry points and variants), sorted."""
+        return sorted(set(self._table()) | set(self._variants))
+
+    def builtin_names(self) -> list[str]:
+        """Names declared by the ensemble-tuner distribution itself."""
+        self._table()
+        return sorted(self._builtin)
+
+    def target(self, name: str) -> str:
+        """The "module:attr" behind ``name`` (a variant's base target for variants)."""
+        if name in self._variants:
+            base = self._variants[name][0]
+            return base if ":" in base else self.target(base)
+        table = self._table()
+        if name not in table:
+            raise self._unknown(name)
+        return table[name]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in self._table() or name in self._variants)
+
+    def _unknown(self, name: str) -> EnsembleError:
+        known = ", ".join(self.names()) or "(none)"
+        if self.what == "technique":
+            return TechniqueError(f"unknown technique {name!r}; known techniques: {known} (see --list-techniques)")
+        return EnsembleError(f"unknown {self.what} {name!r}; known {self.what}s: {known}")
+
+    # -- writing ---------------------------------------------------------------
+    def register(self, name: str, target: str | type | Any, **options: Any) -> None:
+        """Add ``name``; a taken name is refused.
+
+        ``target`` is "module:attr", a module-level class/factory, or (with or
+        without ``options``) an already registered name: then ``name`` is a
+        configured variant, e.g. ``register("AUCBandit-C1", "AUCBandit", exploration=1.0)``.
+        """
+        if not isinstance(name, str) or not name:
+            raise TechniqueError(f"register(name={name!r}): give a non-empty string")
+        if name in self:
+            raise TechniqueError(
+                f"register(name={name!r}): the name is already registered (-> {self.target(name)}); "
+                "choose another name"
+            )
+        if options or (isinstance(target, str) and ":" not in target):
+            base = target if isinstance(target, str) else _object_path(target)
+            if ":" not in base and base not in self:
+                raise TechniqueError(
+                    f"register({name!r}, {base!r}): {base!r} is neither 'module:attr' nor a registered "
+                    f"{self.what}; known: {', '.join(self.names())}"
+                )
+            self._variants[name] = (base, dict(options))
+            return
+        self._table()[name] = target if isinstance(target, str) else _object_path(target)
+
+    # -- loading ---------------------------------------------------------------
+    def load(self, name: str) -> Any:
+        """The object registered as ``name`` (imported now)."""
+        return resolve(self.target(name), what=self.what)
+
+    def create(self, name: str, seed: int | None = None, **options: Any) -> Any:
+        """Instantiate ``name`` with ``seed`` and ``options`` (a variant's preset options first)."""
+        if name in self._variants:
+            base, preset = self._variants[name]
+            merged = {**preset, **options}
+            obj = resolve(base, what=self.what)(seed=seed, **merged) if ":" in base \
+                else self.create(base, seed=seed, **merged)
+            try:
+                obj.name = name
+            except AttributeError:  # pragma: no cover - frozen objects keep their own name
+                pass
+            return obj
+        factory = self.load(name)
+        try:
+            return factory(seed=seed, **options)
+        except TypeError as exc:
+            raise TechniqueError(f"{self.what} {name!r}: bad options {sorted(options)}: {exc}") from exc
+
+
+#: the process's registries (entry points are read once, on first use)
+TECHNIQUE_REGISTRY = Registry("ensemble.techniques", what="technique")
+APP_REGISTRY = Registry("ensemble.apps", what="app")
+COMMAND_REGISTRY = Registry("ensemble.commands", what="command")
+
+
+def register(name: str, target: str | type | Any, **options: Any) -> None:
+    """Register a technique name (see :meth:`Registry.register`)."""
+    TECHNIQUE_REGISTRY.register(name, target, **options)
+
+
+def register_app(name: str, target: str | type) -> None:
+    """Register an app name -> "module:attr" (or a class); taken names are refused."""
+    if name in APP_REGISTRY:
+        raise EnsembleError(f"register_app(name={name!r}): already registered -> {APP_REGISTRY.target(name)}")
+    APP_REGISTRY.register(name, target if isinstance(target, str) else _object_path(target))
+
+
 def technique_names() -> list[str]:
     """All technique names: built-in, entry points and registered variants."""
-    _load_entry_points("ensemble.techniques", TECHNIQUES)
-    return sorted(set(TECHNIQUES) | set(_VARIANTS))
+    return TECHNIQUE_REGISTRY.names()
+
+
+def builtin_technique_names() -> list[str]:
+    """The techniques this distribution ships (what the conformance suite runs)."""
+    return TECHNIQUE_REGISTRY.builtin_names()
 
 
 def app_names() -> list[str]:
     """All app names: built-in and entry points."""
-    _load_entry_points("ensemble.apps", APPS)
-    return sorted(APPS)
-
-
-def resolve(path: str, *, what: str = "technique") -> Any:
-    """Import "module:attr"; MissingExtraError names the pip extra when a dependency is absent."""
-    if ":" not in path:
-        raise TechniqueError(
-            f"{what} target {path!r} must look like 'package.module:attr'"
-        )
-    module_name, attr = path.split(":", 1)
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        missing = (exc.name or "").split(".")[0]
-        if missing and missing != module_name.split(".")[0] and missing in EXTRAS:
-            raise MissingExtraError(
-                f"{what} {path!r} needs the optional package {missing!r}: "
-                f"pip install 'ensemble-tuner[{EXTRAS[missing]}]'"
-            ) from exc
-        if (
-            missing
-            and missing != module_name.split(".")[0]
-            and not module_name.startswith(missing)
-        ):
-            raise MissingExtraError(
-                f"{what} {path!r} needs the package {missing!r}, which is not installed: "
-                f"pip install {missing}"
-            ) from exc
-        raise TechniqueError(
-            f"{what} {path!r}: module {module_name!r} cannot be imported ({exc}); "
-            "is the name registered correctly?"
-        ) from exc
-    obj: Any = module
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise TechniqueError(
-                f"{what} {path!r}: module {module_name!r} has no attribute {attr!r}"
-            ) from None
-    return obj
+    return APP_REGISTRY.names()
 
 
 def load_technique(name: str) -> Any:
     """The class or factory registered as technique ``name``."""
-    names = technique_names()
-    if name in _VARIANTS:
-        return (
-            load_technique(_VARIANTS[name][0])
-            if ":" not in _VARIANTS[name][0]
-            else resolve(_VARIANTS[name][0])
-        )
-    if name not in TECHNIQUES:
-        raise TechniqueError(
-            f"unknown technique {name!r}; known techniques: {', '.join(names)} "
-            "(see --list-techniques)"
-        )
-    return resolve(TECHNIQUES[name])
+    return TECHNIQUE_REGISTRY.load(name)
 
 
 def create_technique(name: str, seed: int | None = None, **options: Any) -> Any:
     """Instantiate technique ``name`` with ``seed`` and ``options`` (variant options first)."""
-    if name in _VARIANTS:
-        base, preset = _VARIANTS[name]
-        merged = {**preset, **options}
-        if ":" in base:
-            obj = resolve(base)(seed=seed, **merged)
-        else:
-            obj = create_technique(base, seed=seed, **merged)
-        _set_name(obj, name)
-        return obj
-    factory = load_technique(name)
-    try:
-        return factory(seed=seed, **options)
-    except TypeError as exc:
-        raise TechniqueError(
-            f"technique {name!r}: bad options {sorted(options)}: {exc}"
-        ) from exc
-
-
-def _set_name(obj: Any, name: str) -> None:
-    try:
-        obj.name = name
-    except AttributeError:  # pragma: no cover - frozen objects keep their own name
-        pass
+    return TECHNIQUE_REGISTRY.create(name, seed=seed, **options)
 
 
 def load_app(name: str) -> Any:
     """The TunerApp subclass registered as ``name``."""
-    names = app_names()
-    if name not in APPS:
-        raise EnsembleError(
-            f"unknown app {name!r}; known apps: {', '.join(names) or '(none)'}"
-        )
-    return resolve(APPS[name], what="app")
-
-
-def _snapshot() -> Mapping[str, Any]:  # pragma: no cover - debugging helper
-    return {
-        "techniques": dict(TECHNIQUES),
-        "variants": dict(_VARIANTS),
-        "apps": dict(APPS),
-    }
+    return APP_REGISTRY.load(name)

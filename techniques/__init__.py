@@ -1,7 +1,7 @@
 """Search techniques and meta-techniques (see docs/TECHNIQUES.md).
 
 Nothing is registered by importing this package: the drivers find techniques
-through ``ensemble.registry.TECHNIQUES`` ("name" -> "module:attr").  The public
+through the ``ensemble.techniques`` entry points in setup.cfg ("name" -> "module:attr").  The public
 classes are importable from here; they load on first access (PEP 562), so
 ``import techniques`` stays cheap and DEAP is imported only by the GA.
 """

@@ -115,3 +115,21 @@ def test_db_upgrade_on_a_current_database(tmp_path, capsys):
     Storage(db_url(tmp_path)).close()
     assert main(["db", "upgrade", "--database", db_url(tmp_path)]) == 0
     assert "up to date" in capsys.readouterr().out
+
+
+def _hello(argv):
+    print("hello", *argv)
+    return 3
+
+
+def test_plugin_commands_dispatch_through_entry_points(monkeypatch, capsys):
+    """``ensemble.commands`` entry points become subcommands; their exit status is returned."""
+    from ensemble import cli, registry
+
+    fake = registry.Registry("ensemble.commands", what="command",
+                             source=lambda group: [("hello", "tests.ensemble.test_cli:_hello", False)])
+    monkeypatch.setattr(registry, "COMMAND_REGISTRY", fake)
+    assert cli.main(["hello", "a", "b"]) == 3
+    assert capsys.readouterr().out.strip() == "hello a b"
+    cli.main(["--help"]) if False else None
+    assert "hello" in cli._parser().format_help()

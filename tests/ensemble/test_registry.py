@@ -31,10 +31,8 @@ PLUGIN = textwrap.dedent(
 @pytest.fixture
 def isolated(monkeypatch, tmp_path):
     """Fresh registry tables and a plug-in module on sys.path."""
-    monkeypatch.setattr(reg, "TECHNIQUES", dict(reg.TECHNIQUES))
-    monkeypatch.setattr(reg, "APPS", dict(reg.APPS))
-    monkeypatch.setattr(reg, "_VARIANTS", {})
-    monkeypatch.setattr(reg, "_ENTRY_POINTS_LOADED", set())
+    monkeypatch.setattr(reg, "TECHNIQUE_REGISTRY", reg.Registry("ensemble.techniques", what="technique"))
+    monkeypatch.setattr(reg, "APP_REGISTRY", reg.Registry("ensemble.apps", what="app"))
     (tmp_path / "ens_test_plugin.py").write_text(PLUGIN)
     (tmp_path / "ens_test_needs_extra.py").write_text("import ens_missing_gpu_lib\n")
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -61,7 +59,23 @@ def test_contract_names_are_registered():
         "CsTuner",
         "default",
     ):
-        assert ":" in reg.TECHNIQUES[name]
+        assert ":" in reg.TECHNIQUE_REGISTRY.target(name)
+        assert name in reg.builtin_technique_names()
+
+
+def test_registry_module_names_no_package_above_the_core():
+    """Built-ins come from entry points (setup.cfg), not from names written in the core."""
+    import inspect
+
+    text = inspect.getsource(reg)
+    assert "techniques." not in text and "apps." not in text
+
+
+def test_source_tree_fallback_reads_setup_cfg(monkeypatch):
+    """A checkout on PYTHONPATH that was never installed still knows its built-ins."""
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [])
+    fresh = reg.Registry("ensemble.techniques", what="technique")
+    assert "NelderMead" in fresh.builtin_names() and ":" in fresh.target("NelderMead")
 
 
 def test_importing_ensemble_imports_no_technique_or_app():
@@ -156,7 +170,7 @@ def test_entry_points_add_techniques_and_apps(isolated, monkeypatch):
     )
     assert "PluginFixed" in isolated.technique_names()
     assert (
-        isolated.TECHNIQUES["NelderMead"] != "evil:Shadow"
+        isolated.TECHNIQUE_REGISTRY.target("NelderMead") != "evil:Shadow"
     )  # built-ins cannot be shadowed
     assert isolated.create_technique("PluginFixed").propose(1) == [{"x": 1}]
     assert "plugin-app" in isolated.app_names()
