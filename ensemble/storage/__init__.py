@@ -5,6 +5,7 @@ contract and docs/storage.md for the user-facing notes (URLs, SQLite settings,
 upgrades).
 """
 
+from ensemble.storage.base import BaseStorage
 from ensemble.storage.records import (
     FINISHED_STATES,
     REQUEST_STATES,
@@ -16,9 +17,10 @@ from ensemble.storage.records import (
     TrialRow,
 )
 from ensemble.storage.schema import HEAD_REVISION, upgrade
-from ensemble.storage.storage import Storage, default_database_url
+from ensemble.storage.storage import SQLStorage, Storage, default_database_url
 
 __all__ = [
+    "BaseStorage",
     "FINISHED_STATES",
     "HEAD_REVISION",
     "REQUEST_STATES",
@@ -26,6 +28,7 @@ __all__ = [
     "FinishedTrial",
     "NewRequest",
     "RunRecord",
+    "SQLStorage",
     "Storage",
     "Submitted",
     "TrialRow",

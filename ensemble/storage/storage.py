@@ -1,4 +1,4 @@
-"""The Storage API: the only channel between search drivers and measurement workers.
+"""The SQL store (SQLite, PostgreSQL): the BaseStorage contract on SQLAlchemy Core.
 
 Each public method is one short transaction through ``Database.begin`` and a
 few SQLAlchemy Core statements, so it commits before returning (a killed
@@ -26,7 +26,9 @@ from sqlalchemy.dialects.postgresql import insert as _pg_insert
 from sqlalchemy.dialects.sqlite import insert as _sqlite_insert
 
 from ensemble.errors import RunExistsError, StorageError
+from ensemble.result import TrialState
 from ensemble.storage import jsonenc, schema
+from ensemble.storage.base import BaseStorage
 from ensemble.storage.engine import Database, db_ago, db_now
 from ensemble.storage.models import configurations, requests, results, run_state, runs
 from ensemble.storage.records import (
@@ -41,7 +43,7 @@ from ensemble.storage.records import (
 )
 from ensemble.storage.statements import Statements
 
-__all__ = ["Storage", "default_database_url"]
+__all__ = ["SQLStorage", "Storage", "default_database_url"]
 
 _CHUNK = 500  # bound on IN-lists (SQLite's variable limit, PostgreSQL's plan size)
 
@@ -104,8 +106,11 @@ def _finished(row: sa.Row[Any]) -> FinishedTrial:
     )
 
 
-class Storage:
+class SQLStorage(BaseStorage):
     """Results database at a SQLAlchemy URL (``sqlite:///file.db`` or ``postgresql://...``).
+
+    The contract is :class:`~ensemble.storage.base.BaseStorage`'s; this class
+    adds only how it is kept on a SQL server.
 
     Opening creates an empty database at the current schema, or checks that an
     existing one is current (:class:`~ensemble.errors.SchemaVersionError`
@@ -129,6 +134,11 @@ class Storage:
         """The database URL with any password masked."""
         return self._db.url
 
+    @property
+    def shareable_across_processes(self) -> bool:
+        """True: any process that can reach the file or server opens the same database."""
+        return True
+
     def close(self) -> None:
         """Release pooled connections (the object reconnects if used again)."""
         self._db.dispose()
@@ -140,7 +150,7 @@ class Storage:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Storage({self.url!r})"
+        return f"SQLStorage({self.url!r})"
 
     # ----------------------------------------------------------------- runs
     def create_run(
@@ -491,7 +501,7 @@ class Storage:
         request_id: int,
         worker: str,
         *,
-        state: str,
+        state: TrialState | str,
         value: float | None = None,
         metrics: dict[str, Any] | None = None,
         times: Sequence[float] | None = None,
@@ -645,3 +655,7 @@ class Storage:
                 sa.select(run_state.c.data_json).where(run_state.c.run_id == run_id, run_state.c.key == key)
             ).scalar()
         return default if data is None else jsonenc.loads(data)
+
+
+#: The name every caller used before there was more than one store; ``Storage(url)`` opens a SQL store.
+Storage = SQLStorage
