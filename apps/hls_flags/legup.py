@@ -1,6 +1,7 @@
 """The LegUp 4.0 HLS parameter space of Bruel et al. (ReConFig 2017), as a FlagSpace.
 
-Source: ``../shared/data/param_spaces/legup_tuner_space.json`` (141
+Source: ``data/legup_tuner_space.json`` beside this module, shipped as
+package data (a copy of the project's ``shared/data/param_spaces`` file; 141
 parameters: ranges, defaults, declared dependencies).  The original tuner
 declared the dependencies but did not enforce them; here they are
 constraints ("X depends on B": X may leave its default only when B is on).
@@ -26,7 +27,8 @@ from apps.flags.spec import Choice, Flag, IntRange
 
 __all__ = ["DEFAULT_SPACE_FILE", "legup_available", "legup_space", "param_name", "write_config_tcl"]
 
-DEFAULT_SPACE_FILE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "param_spaces" / "legup_tuner_space.json"
+#: shipped with the package: nothing installed reads the checkout's ../shared
+DEFAULT_SPACE_FILE = Path(__file__).resolve().parent / "data" / "legup_tuner_space.json"
 
 
 def _line(prefix: str) -> Callable[[Any], list[str]]:
