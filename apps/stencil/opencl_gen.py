@@ -11,7 +11,15 @@ Their restrictions are rules here: all factors powers of two,
 work-items), ``VX <= BX``, one loading technique at a time.  Two rules are
 ours and documented: the work-group holds at most 1024 work-items (the
 NVIDIA limit; a device that allows fewer refuses at launch) and a work-item
-computes at most 32 points (keeps compile time bounded).
+computes at most 32 points (keeps compile time bounded).  Both are switched
+off with ``limits=False`` for the paper-faithful space (``apps.stencil.space``,
+preset "paper"), where the device refuses what it cannot run, as in the
+paper; merging loops of more than 32 points are then left to the compiler
+instead of being unrolled.
+
+Image memory: ``image_layout="2d"`` is the paper's variant (Garvey &
+Abdelrahman 2018, Sec. 4.6: the input array as a 2-D image, rows of x, one
+row per (z, y)); ``"3d"`` (the default, ours) reads a 3-D image.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ __all__ = [
     "generate_opencl",
     "opencl_baseline",
     "opencl_is_legal",
+    "opencl_local_bytes",
     "opencl_why_illegal",
 ]
 
@@ -63,12 +72,22 @@ def _local_bytes(st: Stencil, c: Mapping[str, Any]) -> int:
     return (tz + 2 * hz) * (ty + 2 * hy) * (tx + 2 * hx) * st.itemsize
 
 
-def opencl_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
-    """The first rule ``c`` breaks, or None when it is legal for ``st``."""
+def _is_pow2(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 1 and v & (v - 1) == 0
+
+
+def opencl_why_illegal(st: Stencil, c: Mapping[str, Any], *, limits: bool = True) -> str | None:
+    """The first rule ``c`` breaks, or None when it is legal for ``st``.
+
+    ``limits=False`` drops our two bounds (1024 work-items, 32 points per
+    work-item) and accepts any power of two for the factors.
+    """
     for k, vals in OPENCL_PARAMS.items():
+        if not limits and k != "mem" and _is_pow2(c.get(k)):
+            continue
         if c.get(k) not in vals:
             return f"{k}={c.get(k)!r} not in {vals}"
-    if c["wgx"] * c["wgy"] * c["wgz"] > MAX_WG:
+    if limits and c["wgx"] * c["wgy"] * c["wgz"] > MAX_WG:
         return f"work-group of {c['wgx'] * c['wgy'] * c['wgz']} > {MAX_WG} work-items"
     for ax, t in enumerate(_tile(c)):
         n = st.shape[ax]
@@ -77,9 +96,9 @@ def opencl_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
     if c["vx"] > c["bmx"]:
         return f"vx={c['vx']} must be <= bmx={c['bmx']}"
     pts = c["bmx"] * c["bmy"] * c["bmz"] * c["cmx"] * c["cmy"] * c["cmz"]
-    if pts > 32:
+    if limits and pts > 32:
         return f"{pts} points per work-item > 32"
-    if c["mem"] == "local" and _local_bytes(st, c) > LOCAL_LIMIT:
+    if limits and c["mem"] == "local" and _local_bytes(st, c) > LOCAL_LIMIT:
         return f"local tile of {_local_bytes(st, c)} bytes > {LOCAL_LIMIT}"
     if c["mem"] == "image" and (st.dtype != "float32" or len(st.inputs) != 1):
         return "image memory needs one float32 input"
@@ -88,8 +107,13 @@ def opencl_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
     return None
 
 
-def opencl_is_legal(st: Stencil, c: Mapping[str, Any]) -> bool:
-    return opencl_why_illegal(st, c) is None
+def opencl_is_legal(st: Stencil, c: Mapping[str, Any], *, limits: bool = True) -> bool:
+    return opencl_why_illegal(st, c, limits=limits) is None
+
+
+def opencl_local_bytes(st: Stencil, c: Mapping[str, Any]) -> int:
+    """Bytes of the local-memory tile ``c`` needs (0 unless ``mem == 'local'``)."""
+    return _local_bytes(st, c) * len(st.inputs) if c.get("mem") == "local" else 0
 
 
 @dataclass(frozen=True)
@@ -108,9 +132,12 @@ def _lit(v: float, T: str) -> str:
     return s + "f" if T == "float" else s
 
 
-def generate_opencl(st: Stencil, c: Mapping[str, Any]) -> OpenCLKernelSpec:
+def generate_opencl(st: Stencil, c: Mapping[str, Any], *, limits: bool = True,
+                    image_layout: str = "3d") -> OpenCLKernelSpec:
     """OpenCL C for configuration ``c``; raises ValueError when it is illegal."""
-    why = opencl_why_illegal(st, c)
+    if image_layout not in ("2d", "3d"):
+        raise ValueError(f"image_layout={image_layout!r}: use '2d' (the paper's) or '3d'")
+    why = opencl_why_illegal(st, c, limits=limits)
     if why:
         raise ValueError(f"illegal OpenCL configuration for {st.name}: {why}")
     T = st.ctype
@@ -130,7 +157,8 @@ def generate_opencl(st: Stencil, c: Mapping[str, Any]) -> OpenCLKernelSpec:
         L.append("__constant sampler_t smp = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_NONE | CLK_FILTER_NEAREST;")
     params = []
     for a in st.inputs:
-        params.append(f"__read_only image3d_t {a}" if mem == "image" else f"__global const {T} * restrict {a}")
+        img_t = "image2d_t" if image_layout == "2d" else "image3d_t"
+        params.append(f"__read_only {img_t} {a}" if mem == "image" else f"__global const {T} * restrict {a}")
     params += [f"__global {T} * restrict {o}" for o, _ in st.outputs]
     L.append(f"__kernel __attribute__((reqd_work_group_size({wgx}, {wgy}, {wgz})))")
     L.append(f"void {KERNEL_NAME}({', '.join(params)})")
@@ -158,8 +186,12 @@ def generate_opencl(st: Stencil, c: Mapping[str, Any]) -> OpenCLKernelSpec:
         if mem == "local":
             idx = f"((z - GZ + {hz + e.dz}) * {LY} + y - GY + {hy + e.dy}) * {LX} + x - GX + {hx + e.dx}"
             return f"t_{e.array}[{idx}]" if V == 1 else f"vload{V}(0, t_{e.array} + {idx})"
-        reads = [f"read_imagef({e.array}, smp, (int4)(x + {xo + e.dx + k}, y + {hy + e.dy}, z + {hz + e.dz}, 0)).x"
-                 for k in range(V)]
+        if image_layout == "2d":
+            reads = [f"read_imagef({e.array}, smp, (int2)(x + {xo + e.dx + k}, (z + {hz + e.dz}) * {py} + y + "
+                     f"{hy + e.dy})).x" for k in range(V)]
+        else:
+            reads = [f"read_imagef({e.array}, smp, (int4)(x + {xo + e.dx + k}, y + {hy + e.dy}, z + {hz + e.dz}, 0)).x"
+                     for k in range(V)]
         return reads[0] if V == 1 else f"(({TV})({', '.join(reads)}))"
 
     def leaf(e: Expr) -> str:
@@ -171,15 +203,17 @@ def generate_opencl(st: Stencil, c: Mapping[str, Any]) -> OpenCLKernelSpec:
             raise TypeError("line arrays are not supported by the OpenCL generator")
         raise TypeError(e)
 
-    L.append("  #pragma unroll")
+    pts = c["bmx"] * c["bmy"] * c["bmz"] * c["cmx"] * c["cmy"] * c["cmz"]
+    cyc = "  #pragma unroll" if pts <= 32 else "  // cyclic loop left to the compiler (more than 32 points)"
+    L.append(cyc)
     L.append(f"  for (int cz = 0; cz < {c['cmz']}; ++cz)")
     L.append("  #pragma unroll")
     L.append(f"  for (int mz = 0; mz < {c['bmz']}; ++mz)")
-    L.append("  #pragma unroll")
+    L.append(cyc)
     L.append(f"  for (int cy = 0; cy < {c['cmy']}; ++cy)")
     L.append("  #pragma unroll")
     L.append(f"  for (int my = 0; my < {c['bmy']}; ++my)")
-    L.append("  #pragma unroll")
+    L.append(cyc)
     L.append(f"  for (int cx = 0; cx < {c['cmx']}; ++cx)")
     L.append("  #pragma unroll")
     L.append(f"  for (int mx = 0; mx < {c['bmx']}; mx += {V}) {{")

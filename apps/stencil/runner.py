@@ -67,10 +67,21 @@ class _Base:
 
 
 class OpenCLStencilRunner(_Base):
-    """Runs Garvey-style OpenCL variants of one stencil on one OpenCL device."""
+    """Runs Garvey-style OpenCL variants of one stencil on one OpenCL device.
 
-    def __init__(self, st: Stencil, backend: Any, **kw: Any) -> None:
+    ``limits=False`` and ``image_layout="2d"`` are the paper-faithful
+    generator settings (see ``apps.stencil.opencl_gen``).  A configuration the
+    device cannot run (work-group larger than the device allows, local tile
+    larger than its local memory, a 2-D image taller than it supports) is
+    refused before it is compiled, as a FAILED result whose reason starts
+    with "refused:".
+    """
+
+    def __init__(self, st: Stencil, backend: Any, *, limits: bool = True, image_layout: str = "3d",
+                 **kw: Any) -> None:
         super().__init__(st, **kw)
+        self.limits = limits
+        self.image_layout = image_layout
         from measurement.opencl import Image3D
 
         self.backend = backend
@@ -84,8 +95,11 @@ class OpenCLStencilRunner(_Base):
         """(kernel spec, program), or a failed ``Result``; safe to call from several threads."""
         from measurement.opencl import OpenCLBuildError
 
+        refused = self.refusal(config)
+        if refused:
+            return Result(state="FAILED", reason=f"refused: {refused}")
         try:
-            k = generate_opencl(self.st, config)
+            k = generate_opencl(self.st, config, limits=self.limits, image_layout=self.image_layout)
         except ValueError as exc:
             return Result(state="FAILED", reason=f"illegal: {exc}")
         try:
@@ -93,6 +107,46 @@ class OpenCLStencilRunner(_Base):
         except OpenCLBuildError as exc:
             return Result(state="FAILED", reason=f"build: {exc}")
         return k, prog
+
+    def refusal(self, config: Mapping[str, Any]) -> str | None:
+        """Why the device cannot run ``config`` (checked before compiling), or None."""
+        from apps.stencil.opencl_gen import opencl_local_bytes
+
+        be = self.backend
+        wg = (config["wgx"], config["wgy"], config["wgz"])
+        max_wg = getattr(be, "max_work_group_size", None)
+        if max_wg is not None and wg[0] * wg[1] * wg[2] > max_wg:
+            return f"work-group of {wg[0] * wg[1] * wg[2]} work-items > device maximum {max_wg}"
+        for d, (w, m) in enumerate(zip(wg, getattr(be, "max_work_item_sizes", None) or (), strict=False)):
+            if w > m:
+                return f"work-group size {w} in dimension {d} > device maximum {m}"
+        need = opencl_local_bytes(self.st, config)
+        have = getattr(be, "local_mem_size", None)
+        if need and have is not None and need > have:
+            return f"local tile of {need} bytes > device local memory {have}"
+        if config.get("mem") == "image" and self.image_layout == "2d":
+            pz, py, px = self.st.padded_shape
+            dev = getattr(be, "device", None)
+            hmax = int(getattr(dev, "image2d_max_height", 0) or 0)
+            wmax = int(getattr(dev, "image2d_max_width", 0) or 0)
+            if (hmax and pz * py > hmax) or (wmax and px > wmax):
+                return (f"2-D image of {px} x {pz * py} exceeds the device's {wmax} x {hmax}; "
+                        "use a smaller --size or image_layout='3d'")
+        return None
+
+    def _upload_images(self) -> dict[str, Any]:
+        if self.image_layout == "3d":
+            return self.backend.upload({a: self._Image3D(self.data[a]) for a in self.st.inputs})  # type: ignore[no-any-return]
+        import pyopencl as cl  # lazily: only the image variant needs it here
+
+        out: dict[str, Any] = {}
+        fmt = cl.ImageFormat(cl.channel_order.R, cl.channel_type.FLOAT)
+        for a in self.st.inputs:
+            arr = np.ascontiguousarray(self.data[a], np.float32)
+            flat = arr.reshape(arr.shape[0] * arr.shape[1], arr.shape[2])
+            out[a] = cl.Image(self.backend.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, fmt,
+                              shape=(flat.shape[1], flat.shape[0]), hostbuf=flat)
+        return out
 
     def measure(self, built: Any) -> Result:
         """Time and verify what ``build`` returned."""
@@ -103,7 +157,7 @@ class OpenCLStencilRunner(_Base):
             return Result(state="FAILED", reason="refused: device has no image support")
         if k.images and not self.images:
             try:
-                self.images = self.backend.upload({a: self._Image3D(self.data[a]) for a in self.st.inputs})
+                self.images = self._upload_images()
             except Exception as exc:  # noqa: BLE001 - pyopencl raises several types here
                 return Result(state="FAILED", reason=f"refused: image upload: {exc}")
         args = [self.images[a] if a in k.images else self.bufs[a] for a in k.args]

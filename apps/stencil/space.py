@@ -16,7 +16,10 @@ from apps.stencil import cuda_gen, opencl_gen
 from apps.stencil.spec import Stencil
 from ensemble.space import Boolean, Enum, PowerOfTwo, SearchSpace
 
-__all__ = ["cuda_space", "opencl_space"]
+__all__ = ["OPENCL_PRESETS", "cuda_space", "opencl_space"]
+
+#: ``paper``: Garvey & Abdelrahman 2018, Sec. 4.7 exactly; ``extended``: our generator's wider space
+OPENCL_PRESETS = ("paper", "extended")
 
 
 def _param(name: str, values: list[Any]) -> Any:
@@ -54,8 +57,51 @@ def cuda_space(st: Stencil) -> SearchSpace:
     return s
 
 
-def opencl_space(st: Stencil) -> SearchSpace:
-    """Garvey and Abdelrahman's space for ``st`` (see ``apps.stencil.opencl_gen``)."""
+def _pow2_upto(n: int) -> int:
+    return 1 << (max(1, n).bit_length() - 1)
+
+
+def opencl_space(st: Stencil, preset: str = "paper") -> SearchSpace:
+    """Garvey and Abdelrahman's space for ``st`` (see ``apps.stencil.opencl_gen``).
+
+    ``preset="paper"`` is Sec. 4.7 of Garvey & Abdelrahman 2018 and Table 1:
+    powers of two; ``W * B * C <= N`` per dimension (W and C range over 1..N);
+    ``VX <= BX`` and, excluded as "obviously bad", ``BX > VX`` (so ``BX == VX``);
+    no block merging in y and z; one data-loading technique (global,
+    global + vectorisation, local, image), so ``VX > 1`` only with global
+    memory.  On a 256^3 array that is the paper's 475,875 configurations.
+    Hardware limits (work-group size, local memory) are not rules of the
+    space, as in the paper: the device refuses those configurations.  The
+    one rule we add, ``N % (W*B*C) == 0`` (no edge work-items), holds by
+    itself when N is a power of two.
+
+    ``preset="extended"`` is our generator's wider space (vectorised local
+    and image loads, block merging in y and z, cyclic factors up to 8, at most
+    1024 work-items and 32 points per work-item, local tile within 48 KiB).
+    """
+    if preset == "extended":
+        return _opencl_space_extended(st)
+    if preset != "paper":
+        raise ValueError(f"preset={preset!r}: use one of {OPENCL_PRESETS}")
+    nz, ny, nx = st.shape
+    s = SearchSpace()
+    s.add(PowerOfTwo("wgx", 1, _pow2_upto(nx)), PowerOfTwo("wgy", 1, _pow2_upto(ny)),
+          PowerOfTwo("wgz", 1, _pow2_upto(nz)),
+          PowerOfTwo("bmx", 1, min(16, _pow2_upto(nx))), PowerOfTwo("bmy", 1, 1), PowerOfTwo("bmz", 1, 1),
+          PowerOfTwo("cmx", 1, _pow2_upto(nx)), PowerOfTwo("cmy", 1, _pow2_upto(ny)),
+          PowerOfTwo("cmz", 1, _pow2_upto(nz)),
+          PowerOfTwo("vx", 1, min(16, _pow2_upto(nx))), Enum("mem", ["global", "local", "image"]))
+    s.require(f"wgx * bmx * cmx <= {nx} and {nx} % (wgx * bmx * cmx) == 0", name="W*B*C <= N in x")
+    s.require(f"wgy * bmy * cmy <= {ny} and {ny} % (wgy * bmy * cmy) == 0", name="W*B*C <= N in y")
+    s.require(f"wgz * bmz * cmz <= {nz} and {nz} % (wgz * bmz * cmz) == 0", name="W*B*C <= N in z")
+    s.require("vx == bmx", name="VX <= BX, and BX > VX excluded")
+    s.require("vx == 1 or mem == 'global'", name="vectorisation only with global memory")
+    if st.dtype != "float32" or len(st.inputs) != 1:
+        s.require("mem != 'image'", name="image memory needs one float32 input")
+    return s
+
+
+def _opencl_space_extended(st: Stencil) -> SearchSpace:
     s = SearchSpace()
     s.add(*[_param(k, v) for k, v in opencl_gen.OPENCL_PARAMS.items()])
     nz, ny, nx = st.shape

@@ -63,15 +63,19 @@ def test_illegal_cuda_configurations_are_refused_by_the_generator() -> None:
 
 def test_opencl_space_samples_only_legal_configurations() -> None:
     st = synthetic("box", 3, 2, size=64)
-    space = opencl_space(st)
+    space = opencl_space(st, "extended")
     for c in space.sample(np.random.default_rng(3), 150):
         assert opencl_why_illegal(st, c) is None, c
         generate_opencl(st, c)
+    # the paper's preset has no work-group / points bounds (the device refuses): legal without our limits
+    for c in opencl_space(st).sample(np.random.default_rng(3), 150):
+        assert opencl_why_illegal(st, c, limits=False) is None, c
+        generate_opencl(st, c, limits=False, image_layout="2d")
 
 
 def test_opencl_rules_match_the_space_on_random_points() -> None:
     st = synthetic("star", 3, 3, size=32)
-    space = opencl_space(st)
+    space = opencl_space(st, "extended")
     rng = np.random.default_rng(4)
     agree = legal = 0
     for _ in range(20000):  # about 1 in 3000 random points is legal
