@@ -1,11 +1,15 @@
 """The shared results database: runs, configurations, requests and results.
 
-``Storage(url)`` is the only thing drivers use; see docs/INTERNALS.md for the
-contract and docs/storage.md for the user-facing notes (URLs, SQLite settings,
-upgrades).
+``open_storage(url)`` gives a :class:`BaseStorage`: a :class:`SQLStorage`
+(``sqlite:///``, ``postgresql://``; ``Storage`` is its old name) or a
+:class:`MemoryStorage` (``memory://[NAME]``).  The contract is in
+``base.py`` and docs/INTERNALS.md; docs/storage.md has the user-facing notes
+(URLs, SQLite settings, upgrades).
 """
 
 from ensemble.storage.base import BaseStorage
+from ensemble.storage.memory import MemoryStorage
+from ensemble.storage.opening import open_storage
 from ensemble.storage.records import (
     FINISHED_STATES,
     REQUEST_STATES,
@@ -26,6 +30,7 @@ __all__ = [
     "REQUEST_STATES",
     "Claim",
     "FinishedTrial",
+    "MemoryStorage",
     "NewRequest",
     "RunRecord",
     "SQLStorage",
@@ -33,5 +38,6 @@ __all__ = [
     "Submitted",
     "TrialRow",
     "default_database_url",
+    "open_storage",
     "upgrade",
 ]

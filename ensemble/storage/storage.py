@@ -15,7 +15,6 @@ elsewhere refuses it.  Worker names must be unique per live worker process.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -29,6 +28,8 @@ from ensemble.errors import RunExistsError, StorageError
 from ensemble.result import TrialState
 from ensemble.storage import jsonenc, schema
 from ensemble.storage.base import BaseStorage
+from ensemble.storage.checks import check_worker as _check_worker
+from ensemble.storage.checks import finished_state, number
 from ensemble.storage.engine import Database, db_ago, db_now
 from ensemble.storage.models import configurations, requests, results, run_state, runs
 from ensemble.storage.records import (
@@ -52,22 +53,6 @@ def default_database_url(app_name: str) -> str:
     """A SQLite file named after the app in the current directory, e.g. ``sqlite:////cwd/blocktuner.db``."""
     slug = re.sub(r"[^a-z0-9_.-]+", "_", app_name.strip().lower()).strip("._") or "ensemble"
     return "sqlite:///" + os.path.join(os.getcwd(), f"{slug}.db")
-
-
-def _number(x: Any, name: str) -> float | None:
-    """``x`` as a float column value; NaN means "no value" and is stored as NULL on every backend."""
-    if x is None:
-        return None
-    try:
-        f = float(x)
-    except (TypeError, ValueError):
-        raise StorageError(f"finish({name}={x!r}): must be a number (seconds or objective value) or None") from None
-    return None if math.isnan(f) else f
-
-
-def _check_worker(worker: Any) -> None:
-    if not isinstance(worker, str) or not worker:
-        raise StorageError(f"worker={worker!r}: pass a non-empty name unique to this worker, e.g. 'host:pid:1'")
 
 
 def _chunks(seq: Sequence[Any]) -> Iterable[Sequence[Any]]:
@@ -512,9 +497,8 @@ class SQLStorage(BaseStorage):
 
         ``value`` NaN is stored as None; infinities are kept.
         """
-        if state not in FINISHED_STATES:
-            raise StorageError(f"finish(state={state!r}): use one of {', '.join(FINISHED_STATES)}")
-        value_f, cost_f = _number(value, "value"), _number(cost, "cost")
+        state = finished_state(state).value
+        value_f, cost_f = number(value, "value"), number(cost, "cost")
         metrics_json = jsonenc.dumps(metrics or {}, where="metrics")
         times_json = jsonenc.dumps(list(times or ()), where="times")
         with self._db.begin() as conn:
