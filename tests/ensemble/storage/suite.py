@@ -1,8 +1,12 @@
-"""Storage conformance suite: every backend subclasses this and supplies a ``url`` fixture.
+"""Storage conformance suite: the BaseStorage contract, for every store.
 
-The suite asserts behaviour through the public Storage API only, except where
-a test must plant a condition the API cannot create on purpose (an old
-heartbeat, a foreign lock, an unknown schema revision).
+A backend subclasses :class:`StorageConformance` and supplies two fixtures:
+``url`` (a fresh, empty store's URL; opening it twice in the test must reach
+the same data) and ``age_heartbeat`` (a callable ``(storage, request_id,
+seconds)`` that makes a RUNNING request's heartbeat that much older, the one
+condition the API cannot create on purpose).  Stores are opened through the
+``make_storage`` fixture (``open_storage`` by default).  SQL-only behaviour
+(schema stamping, revisions) lives in ``sql_suite.py``.
 """
 
 from __future__ import annotations
@@ -10,12 +14,10 @@ from __future__ import annotations
 import math
 
 import pytest
-import sqlalchemy as sa
 
-from ensemble.errors import RunExistsError, SchemaVersionError, StorageError
-from ensemble.storage import HEAD_REVISION, NewRequest, Storage
-from ensemble.storage.engine import db_ago
-from ensemble.storage.models import requests
+from ensemble.errors import RunExistsError, StorageError
+from ensemble.result import TrialState
+from ensemble.storage import BaseStorage, NewRequest, open_storage
 
 FINISHED = ["OK", "FAILED", "TIMEOUT", "INVALID"]
 
@@ -26,40 +28,41 @@ def req(i: int, technique: str = "Random", **kw) -> NewRequest:
 
 class StorageConformance:
     @pytest.fixture
-    def storage(self, url):
-        s = Storage(url)
-        yield s
-        s.close()
+    def make_storage(self):
+        """Open a store by URL; every store opened in the test is closed afterwards."""
+        opened: list[BaseStorage] = []
+
+        def make(url: str) -> BaseStorage:
+            opened.append(open_storage(url))
+            return opened[-1]
+
+        yield make
+        for s in opened:
+            s.close()
+
+    @pytest.fixture
+    def age_heartbeat(self):
+        pytest.fail("a storage backend's test class must supply the age_heartbeat fixture")
+
+    @pytest.fixture
+    def storage(self, url, make_storage):
+        return make_storage(url)
 
     @pytest.fixture
     def run_id(self, storage):
         return storage.create_run("r", app="demo", space_json={"p": 1}, space_hash="s1")
 
-    # ---------------------------------------------------------- schema
-    def test_fresh_database_is_stamped_at_head(self, storage):
-        with storage._db.begin(write=False) as conn:
-            assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() == HEAD_REVISION
-            assert conn.execute(sa.text("SELECT version FROM schema_info")).scalar() == 1
+    # ---------------------------------------------------------- opening
+    def test_is_a_base_storage(self, storage):
+        assert isinstance(storage, BaseStorage)
+        assert isinstance(storage.shareable_across_processes, bool)
+        assert isinstance(storage.url, str)
 
-    def test_reopening_keeps_data(self, url, storage, run_id):
+    def test_reopening_keeps_data(self, url, storage, run_id, make_storage):
         storage.add_requests(run_id, [req(1)])
-        again = Storage(url)
+        again = make_storage(url)
         assert again.get_run("r").id == run_id
         assert again.counts(run_id)["WAITING"] == 1
-        again.close()
-
-    def test_unknown_revision_is_refused_with_advice(self, url, storage):
-        with storage._db.begin() as conn:
-            conn.execute(sa.text("UPDATE alembic_version SET version_num = '9999'"))
-        with pytest.raises(SchemaVersionError, match="newer ensemble-tuner") as err:
-            Storage(url)
-        assert "pip install -U ensemble-tuner" in str(err.value)
-
-    def test_missing_version_table_is_refused(self, url, storage):
-        with storage._db.begin() as conn:
-            conn.execute(sa.text("DROP TABLE alembic_version"))
-        with pytest.raises(SchemaVersionError, match="no alembic_version"):
-            Storage(url)
 
     # ------------------------------------------------------------ runs
     def test_create_run_is_idempotent_for_same_space(self, storage, run_id):
@@ -229,16 +232,11 @@ class StorageConformance:
         assert storage.counts(run_id)["requests"] == 0
 
     # ------------------------------------------------------ heartbeats
-    def _age_heartbeat(self, storage, rid, seconds):
-        with storage._db.begin() as conn:
-            conn.execute(sa.update(requests).where(requests.c.id == rid)
-                         .values(heartbeat_at=db_ago(storage._db.dialect, seconds)))
-
-    def test_stale_request_returns_to_waiting_and_live_one_does_not(self, storage, run_id):
+    def test_stale_request_returns_to_waiting_and_live_one_does_not(self, storage, run_id, age_heartbeat):
         dead, live = storage.add_requests(run_id, [req(1), req(2)])
         storage.claim(run_id, "dead-worker")
         storage.claim(run_id, "live-worker")
-        self._age_heartbeat(storage, dead, 3600)
+        age_heartbeat(storage, dead, 3600)
         assert storage.heartbeat([live], "live-worker") == 1
         assert storage.requeue_stale(run_id, 60) == 1
         counts = storage.counts(run_id)
@@ -426,7 +424,7 @@ class StorageConformance:
         assert storage.counts(run_id)["requests"] - storage.counts(run_id)["duplicates"] == 4
 
     @pytest.mark.parametrize("budget", [None, 45])
-    def test_submit_races_measure_each_configuration_once(self, url, storage, run_id, budget):
+    def test_submit_races_measure_each_configuration_once(self, url, storage, run_id, budget, make_storage):
         """Four connections submit the same configurations at the same moment (as four ranks would)."""
         import random
         import threading
@@ -439,19 +437,18 @@ class StorageConformance:
         outcomes: list[tuple[str, str]] = []
         lock = threading.Lock()
 
+        stores = [make_storage(url) for _ in range(n_threads)]   # a connection each, as four ranks would
+
         def submitter(k: int) -> None:
-            own = Storage(url)
-            try:
-                order = list(range(n_configs))
-                random.Random(k).shuffle(order)
-                barrier.wait()
-                for i in range(0, n_configs, 3):       # small batches, overlapping between threads
-                    batch = [req(j, technique=f"t{k}") for j in order[i:i + 3]]
-                    sub = own.submit(run_id, batch, budget=budget)
-                    with lock:
-                        outcomes.extend((it.config_hash, st) for it, st in zip(batch, sub.status))
-            finally:
-                own.close()
+            own = stores[k]
+            order = list(range(n_configs))
+            random.Random(k).shuffle(order)
+            barrier.wait()
+            for i in range(0, n_configs, 3):       # small batches, overlapping between threads
+                batch = [req(j, technique=f"t{k}") for j in order[i:i + 3]]
+                sub = own.submit(run_id, batch, budget=budget)
+                with lock:
+                    outcomes.extend((it.config_hash, st) for it, st in zip(batch, sub.status))
 
         threads = [threading.Thread(target=submitter, args=(k,)) for k in range(n_threads)]
         for t in threads:

@@ -7,12 +7,13 @@ import sqlalchemy as sa
 
 from ensemble.errors import DatabaseLockedError
 from ensemble.storage import Storage
-from tests.ensemble.storage.suite import StorageConformance, req
+from tests.ensemble.storage.sql_suite import SQLConformance
+from tests.ensemble.storage.suite import req
 
 pytestmark = pytest.mark.server_db
 
 
-class TestPostgreSQL(StorageConformance):
+class TestPostgreSQL(SQLConformance):
     @pytest.fixture
     def url(self, pg_url):
         return pg_url

@@ -9,10 +9,11 @@ import pytest
 
 from ensemble.errors import DatabaseLockedError, StorageError
 from ensemble.storage import Storage
-from tests.ensemble.storage.suite import StorageConformance, req
+from tests.ensemble.storage.sql_suite import SQLConformance
+from tests.ensemble.storage.suite import req
 
 
-class TestSQLite(StorageConformance):
+class TestSQLite(SQLConformance):
     @pytest.fixture
     def url(self, sqlite_url):
         return sqlite_url
