@@ -1,0 +1,236 @@
+"""DLMT (Bruel et al., CCGRID'19) beside random search and the ensembles, and the design study.
+
+Two parts, one command each:
+
+* ``replay`` (default): on the recorded spaces of ../shared/data/spaces, the
+  mean over seeds of best-found / optimum after at most 25, 56 and 125 unique
+  evaluations, for DLMT, random search, the default ensemble and the
+  design-card ensemble (``cstuner-ensemble``; when it is not registered,
+  ``AUCBandit`` over NelderMead / SimulatedAnnealing / IslandGA, labelled so).
+  Each budget is a separate run (the techniques size themselves to their
+  budget). A run that measured only failures counts as the space's worst
+  valid value (the convention of scripts/bench_search.py). The paper's
+  Laplacian figures (Table VIII, 56 points) are quoted in the table.
+
+      python -m scripts.bench_doe replay --seeds 25 --jobs 2 --json-out docs/doe_results/replay.json
+
+* ``designs``: appendix F in spirit: D-criterion of Fedorov designs against
+  candidate-set size and sampling strategy (uniform, biased, biased+normal)
+  for the linear and quadratic models of Table 2 (fewer factors, said in the
+  output), and Fedorov against coordinate exchange on one smaller case.
+
+      python -m scripts.bench_doe designs --json-out docs/doe_results/designs.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SPACES = sorted(str(p) for p in (ROOT.parent / "shared" / "data" / "spaces").glob("*.json.gz"))
+#: Bruel et al. CCGRID'19 Table VIII (Laplacian, K40c; mean slowdown of 1000 runs; DLMT used 54.84 points on average)
+PAPER_LAPLACIAN = {"RS": 1.10, "LHS": 1.17, "GS": 6.46, "GSR": 1.23, "GA": 1.12, "LM": 1.02, "DLMT": 1.01}
+DESIGN_CARD = "cstuner-ensemble"
+FALLBACK_ARMS = ("NelderMead", "SimulatedAnnealing", "IslandGA")
+
+
+def _design_card() -> tuple[str, Any]:
+    from ensemble import registry
+
+    if DESIGN_CARD in registry.technique_names():
+        return DESIGN_CARD, DESIGN_CARD
+    from techniques.bandit import AUCBandit
+
+    return "AUCBandit(NM,SA,IslandGA) [design-card stand-in]", lambda seed: AUCBandit(seed=seed, arms=FALLBACK_ARMS)
+
+
+def _one_run(label: str, name: Any, path: str, budget: int, seed: int) -> float:
+    """best / optimum of one run (only failures: the worst valid value)."""
+    from apps.replay import load_space
+    from scripts.bench_search import run_technique
+
+    space = _SPACES.get(path) or _SPACES.setdefault(path, load_space(path))
+    mode = space.check_mode(None)
+    scal = space.scalars(mode)
+    f_opt, worst = float(scal[np.isfinite(scal)].min()), float(scal[np.isfinite(scal)].max())
+    if callable(name):
+        import scripts.bench_search as bs
+
+        key = f"_bench_doe_{label}"
+        setattr(bs, key, name)  # resolved below through the module, never through a global registry
+        values = run_technique(f"scripts.bench_search:{key}", space, mode, budget, seed)
+    else:
+        values = run_technique(name, space, mode, budget, seed)
+    finite = [v for v in values[:budget] if math.isfinite(v)]
+    best = min(finite) if finite else worst
+    return best / f_opt
+
+
+_SPACES: dict[str, Any] = {}
+
+
+def _pool_map(jobs: int, args: list[tuple[Any, ...]]) -> list[float]:
+    if jobs <= 1:
+        return [_one_run(*a) for a in args]
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        return pool.starmap(_one_run, args)
+
+
+def replay(args: argparse.Namespace) -> dict[str, Any]:
+    card_label, card = _design_card()
+    techniques = [("DLMT", "dlmt"), ("random search", "Random"), ("default ensemble", "default"), (card_label, card)]
+    techniques = [t for t in techniques if t[0].split(" ")[0].lower() in args.only or not args.only]
+    report: dict[str, Any] = {"command": "python -m scripts.bench_doe " + " ".join(sys.argv[1:]),
+                              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                              "seeds": args.seeds, "budgets": args.budgets, "paper_laplacian_56": PAPER_LAPLACIAN,
+                              "spaces": {}}
+    for path in args.spaces:
+        sname = Path(path).name.split(".")[0]
+        report["spaces"][sname] = {}
+        for label, name in techniques:
+            row = {}
+            for budget in args.budgets:
+                t0 = time.perf_counter()
+                ratios = _pool_map(args.jobs, [(label, name, path, budget, args.seed + s) for s in range(args.seeds)])
+                row[str(budget)] = {"mean": float(np.mean(ratios)),
+                                    "sem": float(np.std(ratios, ddof=1) / math.sqrt(len(ratios))) if len(ratios) > 1 else 0.0,
+                                    "per_seed": ratios, "seconds": time.perf_counter() - t0}
+                print(f"{sname:22s} {label:45s} {budget:4d}: {row[str(budget)]['mean']:.3f} "
+                      f"± {row[str(budget)]['sem']:.3f} ({row[str(budget)]['seconds']:.0f} s)", file=sys.stderr, flush=True)
+            report["spaces"][sname][label] = row
+            if args.json_out:
+                Path(args.json_out).write_text(json.dumps(report, indent=1))
+    return report
+
+
+def replay_markdown(report: dict[str, Any]) -> str:
+    budgets = [str(b) for b in report["budgets"]]
+    lines = [f"Mean best/optimum over {report['seeds']} seeds (lower is better; 1 = the optimum), "
+             "at budgets " + ", ".join(budgets) + " unique evaluations.", "",
+             "| space | tuner | " + " | ".join(budgets) + " |", "|---|---|" + "---|" * len(budgets)]
+    for sname, rows in report["spaces"].items():
+        for label, row in rows.items():
+            cells = [f"{row[b]['mean']:.3f} ± {row[b]['sem']:.3f}" if b in row else "-" for b in budgets]
+            lines.append(f"| {sname} | {label} | " + " | ".join(cells) + " |")
+    paper = report["paper_laplacian_56"]
+    lines += ["", "Paper (Bruel et al. CCGRID'19, Table VIII, Laplacian on a K40c, 1000 runs, at most 125 points; "
+              "DLMT used 54.84 on average): " + ", ".join(f"{k} {v:.2f}" for k, v in paper.items()) + "."]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# appendix F in spirit: D-criterion against candidate-set size and strategy
+# ---------------------------------------------------------------------------
+
+def designs(args: argparse.Namespace) -> dict[str, Any]:
+    from ensemble.space import Enum, SearchSpace
+    from techniques.doe.design import candidate_set, code_columns, coordinate_exchange, d_criterion, fedorov
+    from techniques.doe.factors import factors_of
+    from techniques.doe.models import auto_model, model_matrix
+    from techniques.doe.subspace import SubSpace
+
+    levels = [round(-1 + 0.2 * i, 1) for i in range(11)]  # Section IV-A: {-1, -0.8, ..., 1}
+    out: dict[str, Any] = {"command": "python -m scripts.bench_doe " + " ".join(sys.argv[1:]),
+                           "factors": args.factors, "levels": levels, "repeats": args.repeats, "study": [], "exchange": []}
+    space = SearchSpace().add(*[Enum(f"x{i}", levels) for i in range(args.factors)])
+    sub = SubSpace(space)
+    facs = factors_of(space)
+    for degree in ("linear", "quadratic"):
+        model = auto_model(facs, degree)
+        p = model.width()
+        n = p + 9  # Table 2: 70 runs for 61 coefficients, 130 for 121
+        for size in args.sizes:
+            for strategy in ("uniform", "biased", "biased+normal"):
+                if degree == "linear" and strategy == "biased+normal":
+                    continue  # Table 1: the normal samples serve the quadratic model
+                ds = []
+                t0 = time.perf_counter()
+                for r in range(args.repeats):
+                    rng = np.random.default_rng(1000 + r)
+                    cands, _ = candidate_set(sub, rng, size, strategy=strategy, numeric=space.names)
+                    x = code_columns(model_matrix(model, cands)[0], ref=None)
+                    # the paper's coding: factors in [-1, 1] as they are (no rescaling by the sample's range)
+                    raw = model_matrix(model, cands)[0]
+                    design = fedorov(x, n, rng)
+                    ds.append(d_criterion(raw[design.rows]))
+                row = {"model": degree, "p": p, "n": n, "candidates": size, "strategy": strategy,
+                       "D_mean": float(np.mean(ds)), "D_sd": float(np.std(ds, ddof=1)) if len(ds) > 1 else 0.0,
+                       "seconds": time.perf_counter() - t0}
+                out["study"].append(row)
+                print(f"{degree:9s} K={size:5d} {strategy:14s} D = {row['D_mean']:.4f} ± {row['D_sd']:.4f} "
+                      f"({row['seconds']:.1f} s)", file=sys.stderr, flush=True)
+                if args.json_out:
+                    Path(args.json_out).write_text(json.dumps(out, indent=1))
+    # Fedorov vs coordinate exchange, 4 factors x 11 levels, quadratic model, full candidate set
+    small = SearchSpace().add(*[Enum(f"x{i}", levels) for i in range(4)])
+    sfac = factors_of(small)
+    model = auto_model(sfac, "quadratic")
+    p = model.width()
+    n = p + 4
+    cands, exact = candidate_set(SubSpace(small), np.random.default_rng(0), 20_000)
+    full = model_matrix(model, cands)[0]
+    for r in range(args.repeats):
+        rng = np.random.default_rng(2000 + r)
+        t0 = time.perf_counter()
+        fd = fedorov(full, n, rng)
+        tf = time.perf_counter() - t0
+        start = [cands[i] for i in rng.choice(len(cands), n, replace=False)]
+        t0 = time.perf_counter()
+        ce, passes = coordinate_exchange(start, {f.name: list(f.levels or ()) for f in sfac},
+                                         lambda cs: model_matrix(model, cs)[0], small.is_valid)
+        tc = time.perf_counter() - t0
+        row = {"repeat": r, "p": p, "n": n, "candidates": len(cands), "fedorov_D": fd.d, "fedorov_s": tf,
+               "coordinate_D": d_criterion(model_matrix(model, ce)[0]), "coordinate_s": tc, "passes": passes}
+        out["exchange"].append(row)
+        print(f"exchange r={r}: Fedorov D={row['fedorov_D']:.4f} ({tf:.2f} s), coordinate D={row['coordinate_D']:.4f} "
+              f"({tc:.2f} s, {passes} passes)", file=sys.stderr, flush=True)
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(out, indent=1))
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m scripts.bench_doe", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="part")
+    r = sub.add_parser("replay", help="DLMT vs random, default and design-card ensembles on the replay spaces")
+    r.add_argument("spaces", nargs="*", default=DEFAULT_SPACES)
+    r.add_argument("--seeds", type=int, default=25)
+    r.add_argument("--seed", type=int, default=0, help="first seed; run s uses seed + s")
+    r.add_argument("--budgets", type=lambda s: [int(x) for x in s.split(",")], default=[25, 56, 125])
+    r.add_argument("--only", type=lambda s: [x.lower() for x in s.split(",") if x], default=[],
+                   help="first words of the tuner labels to run (dlmt,random,default,cstuner-ensemble)")
+    r.add_argument("--jobs", type=int, default=1)
+    r.add_argument("--json-out", default=None)
+    r.add_argument("--markdown", default=None)
+    d = sub.add_parser("designs", help="D-criterion vs candidate-set size and strategy (appendix F in spirit)")
+    d.add_argument("--factors", type=int, default=20, help="factors (Table 2 used 60)")
+    d.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[100, 250, 1000])
+    d.add_argument("--repeats", type=int, default=5)
+    d.add_argument("--json-out", default=None)
+    args = p.parse_args(argv)
+    if args.part == "designs":
+        designs(args)
+        return 0
+    if args.part is None:
+        args = p.parse_args(["replay", *(argv or sys.argv[1:])])
+    report = replay(args)
+    table = replay_markdown(report)
+    print(table)
+    if args.markdown:
+        Path(args.markdown).write_text(table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
