@@ -78,13 +78,10 @@ def _one_run(label: str, name: Any, path: str, budget: int, seed: int) -> float:
 _SPACES: dict[str, Any] = {}
 
 
-def _pool_map(jobs: int, args: list[tuple[Any, ...]]) -> list[float]:
-    if jobs <= 1:
+def _pool_map(pool: Any, args: list[tuple[Any, ...]]) -> list[float]:
+    if pool is None:
         return [_one_run(*a) for a in args]
-    import multiprocessing
-
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        return pool.starmap(_one_run, args)
+    return list(pool.starmap(_one_run, args))
 
 
 def replay(args: argparse.Namespace) -> dict[str, Any]:
@@ -95,6 +92,18 @@ def replay(args: argparse.Namespace) -> dict[str, Any]:
                               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                               "seeds": args.seeds, "budgets": args.budgets, "paper_laplacian_56": PAPER_LAPLACIAN,
                               "spaces": {}}
+    # load what every run needs once, then fork one pool for the whole table
+    import statsmodels.formula.api  # noqa: F401 - imported before the fork, not once per worker
+
+    from apps.replay import load_space
+
+    for path in args.spaces:
+        _SPACES[path] = load_space(path)
+    pool = None
+    if args.jobs > 1:
+        import multiprocessing
+
+        pool = multiprocessing.get_context("fork").Pool(args.jobs)
     for path in args.spaces:
         sname = Path(path).name.split(".")[0]
         report["spaces"][sname] = {}
@@ -102,7 +111,7 @@ def replay(args: argparse.Namespace) -> dict[str, Any]:
             row = {}
             for budget in args.budgets:
                 t0 = time.perf_counter()
-                ratios = _pool_map(args.jobs, [(label, name, path, budget, args.seed + s) for s in range(args.seeds)])
+                ratios = _pool_map(pool, [(label, name, path, budget, args.seed + s) for s in range(args.seeds)])
                 row[str(budget)] = {"mean": float(np.mean(ratios)),
                                     "sem": float(np.std(ratios, ddof=1) / math.sqrt(len(ratios))) if len(ratios) > 1 else 0.0,
                                     "per_seed": ratios, "seconds": time.perf_counter() - t0}
@@ -111,6 +120,8 @@ def replay(args: argparse.Namespace) -> dict[str, Any]:
             report["spaces"][sname][label] = row
             if args.json_out:
                 Path(args.json_out).write_text(json.dumps(report, indent=1))
+    if pool is not None:
+        pool.close()
     return report
 
 
