@@ -78,6 +78,11 @@ class IslandModel:
         migration_interval: int = 3,
         migrants: int = 2,
         seeds: dict[int, list[Genome]] | None = None,
+        encoding: str = "integer",
+        crossover_rate: float = 0.8,
+        mutation_rate: float | None = None,
+        to_wire: Any = None,
+        from_wire: Any = None,
     ) -> None:
         if migration_interval < 1:
             raise ValueError(f"migration_interval={migration_interval} must be >= 1 (generations)")
@@ -87,10 +92,16 @@ class IslandModel:
         self.migrants = migrants
         self.migrations: list[dict[str, Any]] = []
         self.stalled: set[int] = set()
+        # Migrants travel as ``to_wire(genome)`` (default: the index list); a receiver whose
+        # genes index other values (csTuner's per-rank re-indexed tuples) translates them back
+        # with ``from_wire`` and drops what it cannot place.
+        self.to_wire = to_wire or (lambda g: list(g))
+        self.from_wire = from_wire or (lambda w: tuple(int(x) for x in w))
         seeds = seeds or {}
         children = rng.spawn(len(island_ids))
         self.islands: dict[int, GenerationalGA] = {
-            i: GenerationalGA(cardinalities, decode, child, population=population, seeds=seeds.get(i, []))
+            i: GenerationalGA(cardinalities, decode, child, population=population, seeds=seeds.get(i, []),
+                              encoding=encoding, crossover_rate=crossover_rate, mutation_rate=mutation_rate)
             for i, child in zip(island_ids, children)
         }
         self._turn = 0
@@ -144,8 +155,10 @@ class IslandModel:
     def _migrate(self, island: int, ga: GenerationalGA) -> None:
         gen = ga.generation + 1   # generations completed
         for msg in self.transport.poll(island):
-            genomes = [tuple(g) for g in msg["genomes"]]
-            for g, v in zip(genomes, msg["values"]):
+            placed = [(self.from_wire(w), v) for w, v in zip(msg["genomes"], msg["values"])]
+            placed = [(g, v) for g, v in placed if g is not None]
+            genomes = [g for g, _ in placed]
+            for g, v in placed:
                 if g not in ga.fitness and v is not None and math.isfinite(v):
                     ga.tell(g, v)     # the sender measured it: no second measurement
             ga.receive(genomes)
@@ -160,7 +173,7 @@ class IslandModel:
             best = ga.best(self.migrants)
             payload = {
                 "from": island, "generation": gen,
-                "genomes": [list(g) for g, _ in best], "values": [v for _, v in best],
+                "genomes": [self.to_wire(g) for g, _ in best], "values": [v for _, v in best],
             }
             for dst in self.neighbours(island):
                 self.transport.send(island, dst, payload)

@@ -1,6 +1,13 @@
-"""An ask/tell generational GA over index genomes, shared by CsTuner and IslandGA.
+"""An ask/tell generational GA over index genomes: the one GA of CsTuner and IslandGA.
 
-A genome is a tuple of value indices, one per gene.  The owner supplies
+A genome is a tuple of value indices, one per gene.  Breeding runs on one of
+two encodings: ``"binary"`` (csTuner, Sun et al. CLUSTER 2021, Section IV-E:
+"genes are stored in binary for mutation"; DEAP's uniform crossover over the
+bits and ``mutFlipBit``; a child whose index falls outside its gene's range
+is rejected, so the re-indexed range of Fig. 7 is never left) or
+``"integer"`` (DEAP's uniform crossover over whole genes and
+``mutUniformInt``).  The binary form matters for csTuner's one gene per
+group: with a single integer gene, uniform crossover could only copy a parent.  The owner supplies
 ``decode`` (genome -> config, or None when the config violates a constraint),
 so the GA never hands out an invalid configuration.  The GA is driven from
 outside: ``ask`` hands out individuals of the current generation that have no
@@ -10,12 +17,17 @@ the owner decides (migrate, stop, ...) and calls ``advance`` to breed the next.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
 from techniques.cstuner.operators import (
+    bit_widths,
+    bits_to_genome,
+    flip_bit_mutation,
+    genome_to_bits,
     rank_weighted_choice,
     uniform_crossover,
     uniform_mutation,
@@ -41,17 +53,21 @@ class GenerationalGA:
         elite: int = 1,
         max_tries: int = 50,
         seeds: Iterable[Genome] = (),
+        encoding: str = "integer",
     ) -> None:
         if population < 2:
             raise ValueError(f"population={population} must be >= 2")
+        if encoding not in ("integer", "binary"):
+            raise ValueError(f"encoding={encoding!r}: use 'integer' or 'binary'")
+        self.encoding = encoding
         self.cardinalities = [int(c) for c in cardinalities]
         self.decode = decode
         self.rng = rng
         self.size = population
         self.crossover_rate = crossover_rate
-        self.mutation_rate = (
-            mutation_rate if mutation_rate is not None else 1.0 / max(1, len(self.cardinalities))
-        )
+        self.widths = bit_widths(self.cardinalities)
+        genes = sum(self.widths) if encoding == "binary" else len(self.cardinalities)
+        self.mutation_rate = mutation_rate if mutation_rate is not None else 1.0 / max(1, genes)
         self.elite = elite
         self.max_tries = max_tries
         self.generation = 0
@@ -129,6 +145,26 @@ class GenerationalGA:
                 self.immigrants.append(g)
 
     # -- breeding -----------------------------------------------------------
+    def _in_range(self, g: Genome) -> bool:
+        return all(0 <= x < c for x, c in zip(g, self.cardinalities))
+
+    def _breed(self, pa: Genome, pb: Genome) -> list[Genome]:
+        """Two children of ``pa`` and ``pb``: crossover with ``crossover_rate``, then mutation.
+
+        Children outside the genes' ranges (binary encoding) are dropped.
+        """
+        if self.encoding == "binary":
+            a, b = genome_to_bits(pa, self.widths), genome_to_bits(pb, self.widths)
+            if self.rng.random() < self.crossover_rate:
+                a, b = uniform_crossover(a, b, self.rng)
+            kids = [bits_to_genome(flip_bit_mutation(x, self.rng, self.mutation_rate), self.widths)
+                    for x in (a, b)]
+            return [k for k in kids if self._in_range(k)]
+        a2, b2 = list(pa), list(pb)
+        if self.rng.random() < self.crossover_rate:
+            a2, b2 = uniform_crossover(a2, b2, self.rng)
+        return [tuple(uniform_mutation(x, self.cardinalities, self.rng, self.mutation_rate)) for x in (a2, b2)]
+
     def advance(self) -> None:
         """Breed the next generation from the current one plus immigrants."""
         pool = list(dict.fromkeys(self.population + self.immigrants))
@@ -142,15 +178,15 @@ class GenerationalGA:
                 nxt.append(g)
         self.immigrants = []
         tries = 0
-        while len(nxt) < self.size and tries < self.size * self.max_tries:
+        # Few unseen genomes left (a small re-indexed group): fewer breeding attempts, then
+        # the known ones fill up; the owner notices the stall and moves on.
+        unseen = math.prod(self.cardinalities) - len(self.fitness)
+        limit = self.size * (self.max_tries if unseen > self.size else 4)
+        while len(nxt) < self.size and tries < limit:
             tries += 1
             i, j = rank_weighted_choice(values, 2, self.rng)
-            a, b = list(pool[i]), list(pool[j])
-            if self.rng.random() < self.crossover_rate:
-                a, b = uniform_crossover(a, b, self.rng)
-            for child in (a, b):
-                c = tuple(uniform_mutation(child, self.cardinalities, self.rng, self.mutation_rate))
-                novel = c not in self.fitness or tries > self.size * self.max_tries // 2
+            for c in self._breed(pool[i], pool[j]):
+                novel = c not in self.fitness or tries > limit // 2
                 if len(nxt) < self.size and c not in nxt and novel and self.decode(c) is not None:
                     nxt.append(c)
         while len(nxt) < self.size:

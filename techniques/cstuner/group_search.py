@@ -1,18 +1,19 @@
-"""Search one parameter group with the others fixed (csTuner's group-by-group GA).
+"""Search one parameter group with the others fixed: csTuner's Fig. 7 step.
 
-The group's valid values are re-indexed first (Sun et al., CLUSTER 2021,
-Figure 7): with the other parameters fixed at the best configuration so far,
-only the values of each group parameter that occur in some valid combination
-are kept, numbered 0..k-1, so the GA's genes never point at values that can
-only produce invalid configurations.  A group with no more valid combinations
-than the population is searched exhaustively; otherwise the GA runs until
-approximate stopping settles it or the fixed budget (population x generations)
-is spent.
+Sun et al., IEEE CLUSTER 2021, Section IV-E.  The group's valid tuples are
+the distinct settings of its parameters in the sampled search space that
+form a valid configuration with the other parameters at the best so far;
+sorted ascending and re-indexed 0..K-1 (Fig. 7), one gene indexes them, so
+the GA never proposes an invalid tuple.  K no larger than the population:
+exhaustive search (Section V-A2).  Otherwise the island GA of
+:mod:`techniques.island_ga` (sub-populations on a ring, binary genes, uniform
+crossover, bit-flip mutation) runs until the CV of the top-n fitness values
+falls below the threshold (approximate stopping), a generation limit is
+reached, or its islands stall on known tuples.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from techniques.cstuner.ga import GenerationalGA, Genome
+from techniques.cstuner.ga import Genome
 from techniques.cstuner.stopping import ApproximateStop
 
 __all__ = ["GroupReport", "GroupSearch"]
@@ -28,196 +29,222 @@ __all__ = ["GroupReport", "GroupSearch"]
 
 @dataclass(frozen=True)
 class GroupReport:
-    """How a group search ended: evaluations used against the fixed budget."""
+    """How a group search ended."""
 
     group: tuple[str, ...]
     mode: str            # "ga" or "exhaustive"
-    reason: str          # "cv" (approximate stopping), "budget", "exhaustive"
-    evaluations: int     # distinct configurations the group needed
-    budget: int          # population * generations (the fixed-budget GA)
+    reason: str          # "cv" (approximate stopping), "generations", "stalled", "exhaustive"
+    tuples: int          # K, the group's re-indexed valid tuples
+    evaluations: int     # tuples with a value when it ended
     generations: int
     best_value: float
 
-    @property
-    def saved(self) -> int:
-        """Evaluations not spent compared with running the full fixed budget."""
-        return max(0, self.budget - self.evaluations)
-
     def to_json(self) -> dict[str, Any]:
         """JSON-able form for run_state and reports."""
-        return {
-            "group": list(self.group), "mode": self.mode, "reason": self.reason,
-            "evaluations": self.evaluations, "budget": self.budget, "saved": self.saved,
-            "generations": self.generations, "best_value": self.best_value,
-        }
+        return {"group": list(self.group), "mode": self.mode, "reason": self.reason, "tuples": self.tuples,
+                "evaluations": self.evaluations, "generations": self.generations,
+                "best_value": self.best_value}
 
 
-def _key(cfg: Mapping[str, Any], names: Sequence[str]) -> tuple[Any, ...]:
-    return tuple(cfg[n] for n in names)
+def _key(v: Any) -> Any:
+    return tuple(v) if isinstance(v, list) else v
 
 
 class GroupSearch:
-    """Ask/tell search of ``group`` around ``base``; ``done`` when settled."""
+    """Ask/tell search of ``group`` over its re-indexed ``tuples`` around ``base``."""
 
     def __init__(
         self,
-        group: Sequence[str],
-        domains: Mapping[str, Sequence[Any]],
+        group: Sequence[str] | Sequence[Sequence[str]],
+        tuples: Sequence[tuple[Any, ...]] | Sequence[Sequence[tuple[Any, ...]]],
         base: Mapping[str, Any],
-        is_valid: Callable[[dict[str, Any]], bool],
         rng: np.random.Generator,
         *,
-        population: int = 20,
-        generations: int = 10,
+        population: int = 16,
+        islands: Sequence[int] = (0, 1),
+        n_islands: int = 2,
+        transport: Any = None,
+        crossover_rate: float = 0.8,
+        mutation_rate: float = 0.005,
+        migration_interval: int = 1,
+        migrants: int = 2,
         stop: ApproximateStop | None = None,
-        enumerate_limit: int = 100_000,
+        max_generations: int = 50,
         known: Callable[[dict[str, Any]], float | None] | None = None,
+        is_valid: Callable[[dict[str, Any]], bool] | None = None,
+        seeds: Sequence[Mapping[str, Any]] = (),
     ) -> None:
-        self.group = tuple(group)
+        """One group (``group`` a list of names, ``tuples`` its tuples) or several at once.
+
+        Several groups (``group`` a list of groups, ``tuples`` one list per
+        group) give the grouped GA with one gene per group; ``is_valid``
+        then rejects combinations that break a constraint.
+        """
+        from techniques.island_ga import IslandModel, LocalRing
+
+        if group and not isinstance(group[0], str):
+            self.groups = [tuple(g) for g in group]
+            lists = [list(t) for t in tuples]
+        else:
+            self.groups = [tuple(group)]   # type: ignore[arg-type]
+            lists = [list(tuples)]
+        self.group = tuple(n for g in self.groups for n in g)
         self.base = dict(base)
         self.is_valid = is_valid
+        self.tuples: list[list[tuple[Any, ...]]] = []
+        for g, ts in zip(self.groups, lists):
+            uniq = sorted({tuple(_key(v) for v in t): tuple(t) for t in ts}.values(),
+                          key=lambda t: tuple(_key(v) for v in t))
+            self.tuples.append(uniq or [tuple(self.base[n] for n in g)])
+        self.index = [{tuple(_key(v) for v in t): i for i, t in enumerate(ts)} for ts in self.tuples]
         self.stop = stop or ApproximateStop()
-        self.budget = population * generations
-        self.max_generations = generations
+        self.max_generations = max_generations
         self.known = known
-        self.values: dict[tuple[Any, ...], float] = {}
-        self._proposed: set[tuple[Any, ...]] = set()
+        self.values: dict[Genome, float] = {}
         self._report: GroupReport | None = None
-        full = [list(domains[n]) for n in self.group]
-        combos: list[tuple[Any, ...]] | None = None
-        if math.prod(len(v) for v in full) <= enumerate_limit:
-            combos = [c for c in itertools.product(*full) if is_valid(self._config(c))]
-            if not combos:
-                combos = [_key(self.base, self.group)]
-            # Figure 7: keep only values used by some valid combination, re-indexed 0..k-1.
-            full = [[v for v in vals if any(c[i] == v for c in combos)] for i, vals in enumerate(full)]
-        self.domains = full
-        self.ga: GenerationalGA | None = None
-        self.exhaustive: list[tuple[Any, ...]] | None = None
-        if combos is not None and len(combos) <= population:
+        self.model: Any = None
+        self._pending: dict[Genome, list[tuple[int, Genome]]] = {}
+        self.size = math.prod(len(t) for t in self.tuples)
+        if len(self.groups) == 1 and self.size <= population:
             self.mode = "exhaustive"
-            self.exhaustive = combos
+            self._todo: list[Genome] = [(i,) for i in range(self.size)]
         else:
             self.mode = "ga"
-            start = self._genome(_key(self.base, self.group))
-            self.ga = GenerationalGA(
-                [len(v) for v in full], self._decode, rng, population=population,
-                seeds=[start] if start is not None else [],
+            self._todo = []
+            starts = [g for g in (self.genome(c) for c in [self.base, *seeds]) if g is not None]
+            self.wire = "|".join("+".join(g) for g in self.groups)
+            self.model = IslandModel(
+                [len(t) for t in self.tuples], self._decode, rng,
+                island_ids=list(islands), n_islands=n_islands, transport=transport or LocalRing(),
+                population=population, migration_interval=migration_interval, migrants=migrants,
+                seeds={i: starts[:population] for i in islands} if starts else {},
+                encoding="binary", crossover_rate=crossover_rate, mutation_rate=mutation_rate,
+                to_wire=lambda g: [self.wire, [list(self.tuples[k][x]) for k, x in enumerate(g)]],
+                from_wire=self._from_wire,
             )
 
-    # -- encoding -----------------------------------------------------------
-    def _config(self, combo: Sequence[Any]) -> dict[str, Any]:
-        cfg = dict(self.base)
-        cfg.update(zip(self.group, combo))
-        return cfg
+    def genome(self, cfg: Mapping[str, Any]) -> Genome | None:
+        """The genome of a configuration's group tuples, or None when one is not indexed."""
+        out = []
+        for g, idx in zip(self.groups, self.index):
+            i = idx.get(tuple(_key(cfg.get(n)) for n in g))
+            if i is None:
+                return None
+            out.append(i)
+        return tuple(out)
 
-    def _genome(self, combo: Sequence[Any]) -> Genome | None:
-        try:
-            return tuple(self.domains[i].index(v) for i, v in enumerate(combo))
-        except ValueError:
+    def _decode(self, g: Genome) -> Genome | None:
+        if any(not 0 <= x < len(t) for x, t in zip(g, self.tuples)):
             return None
+        if self.is_valid is not None and len(self.groups) > 1 and not self.is_valid(self.config(g)):
+            return None
+        return g
 
-    def _decode(self, genome: Genome) -> dict[str, Any] | None:
-        cfg = self._config([self.domains[i][j] for i, j in enumerate(genome)])
-        return cfg if self.is_valid(cfg) else None
+    def _from_wire(self, w: Any) -> Genome | None:
+        """A migrant's tuples, placed in this rank's re-indexing; None when one is not there."""
+        if not isinstance(w, list) or len(w) != 2 or w[0] != self.wire or len(w[1]) != len(self.groups):
+            return None
+        out = []
+        for idx, t in zip(self.index, w[1]):
+            i = idx.get(tuple(_key(v) for v in t))
+            if i is None:
+                return None
+            out.append(i)
+        return tuple(out)
+
+    def config(self, genome: Genome) -> dict[str, Any]:
+        cfg = dict(self.base)
+        for g, ts, x in zip(self.groups, self.tuples, genome):
+            cfg.update(zip(g, ts[x]))
+        return cfg
 
     # -- ask / tell ---------------------------------------------------------
     @property
     def done(self) -> bool:
-        """True once the group is settled (or exhausted)."""
         return self._report is not None
 
-    def ask(self, n: int) -> list[dict[str, Any]]:
-        """Up to ``n`` configurations to measure; [] while waiting for results."""
-        out: list[dict[str, Any]] = []
-        for _ in range(10 * self.max_generations + 10):
+    def ask(self, n: int) -> list[tuple[Genome, dict[str, Any]]]:
+        """Up to ``n`` (genome, config) to measure; known ones are answered on the spot."""
+        out: list[tuple[Genome, dict[str, Any]]] = []
+        if self.done:
+            return out
+        if self.mode == "exhaustive":
+            while self._todo and len(out) < n:
+                i = self._todo.pop(0)
+                if not self._answer(i, None):
+                    out.append((i, self.config(i)))
+            self._check()
+            return out
+        for _ in range(50 * max(1, n)):
             if len(out) >= n or self.done:
                 break
-            batch = self._candidates()
-            if not batch:
-                # A generation may be complete without a new result (bred only known
-                # genomes): finish it here; stop when we are really waiting.
-                if not self._maybe_finish_generation():
-                    break
-                continue
-            fresh = []
-            for combo in batch:
-                cfg = self._config(combo)
-                v = self.known(cfg) if self.known is not None else None
-                if v is not None:
-                    self._record(combo, v)
-                else:
-                    fresh.append(combo)
-            if len(fresh) < len(batch):
-                self._maybe_finish_generation()
-                continue          # known answers may have completed a generation
-            for combo in fresh[: n - len(out)]:
-                self._proposed.add(combo)
-                out.append(self._config(combo))
+            picked = self.model.ask(n - len(out))
+            if not picked:
+                break
+            for island, genome in picked:
+                i = tuple(genome)
+                if self._answer(i, (island, genome)):
+                    continue
+                waiting = self._pending.setdefault(i, [])
+                waiting.append((island, genome))
+                if len(waiting) == 1:
+                    out.append((i, self.config(i)))
+            self._check()
+        if not out and not self._pending and not self.done:
+            # every island breeds only known tuples: nothing new to learn in this group
+            self._finish("stalled", min(ga.generation for ga in self.model.islands.values()))
         return out
 
-    def _candidates(self) -> list[tuple[Any, ...]]:
-        if self.exhaustive is not None:
-            pending = [c for c in self.exhaustive if c not in self.values and c not in self._proposed]
-            return pending
-        assert self.ga is not None
-        pending = []
-        for g in self.ga.unknown():
-            combo = tuple(self.domains[i][j] for i, j in enumerate(g))
-            if combo not in self._proposed:
-                pending.append(combo)
-        return pending
-
-    def tell(self, config: Mapping[str, Any], value: float) -> None:
-        """Record the result of a configuration this group proposed."""
-        combo = _key(config, self.group)
-        self._proposed.discard(combo)
-        self._record(combo, value)
-        self._maybe_finish_generation()
-
-    def _record(self, combo: tuple[Any, ...], value: float) -> None:
-        self.values[combo] = float(value)
-        if self.ga is not None:
-            g = self._genome(combo)
-            if g is not None:
-                self.ga.tell(g, value)
-
-    def _maybe_finish_generation(self) -> bool:
-        """Finish the generation if complete; True when that changed the state."""
-        if self.done:
+    def _answer(self, i: Genome, owner: tuple[int, Genome] | None) -> bool:
+        """Tell a tuple whose value is known already (in this group or in the run)."""
+        v = self.values.get(i)
+        if v is None and self.known is not None:
+            v = self.known(self.config(i))
+            if v is not None:
+                self.values[i] = v
+        if v is None:
             return False
-        if self.exhaustive is not None:
-            if all(c in self.values for c in self.exhaustive):
-                self._finish("exhaustive", 1)
-                return True
-            return False
-        ga = self.ga
-        assert ga is not None
-        if not ga.generation_complete:
-            return False
-        gens = ga.generation + 1
-        if self.stop.settled(list(self.values.values()), gens):
-            self._finish("cv", gens)
-        elif gens >= self.max_generations or len(self.values) >= self.budget:
-            self._finish("budget", gens)
-        else:
-            ga.advance()
+        if owner is not None:
+            self.model.tell(owner[0], owner[1], v)
         return True
 
-    def _finish(self, reason: str, generations: int) -> None:
-        self._report = GroupReport(
-            group=self.group, mode=self.mode, reason=reason, evaluations=len(self.values),
-            budget=self.budget, generations=generations, best_value=self.best()[1],
-        )
+    def tell(self, index: Genome, value: float) -> None:
+        v = float(value) if math.isfinite(value) else math.inf
+        self.values[index] = v
+        for island, genome in self._pending.pop(index, []):
+            self.model.tell(island, genome, v)
+        self._check()
 
-    # -- results ------------------------------------------------------------
+    def pending(self) -> bool:
+        return bool(self._pending)
+
+    def _check(self) -> None:
+        if self.done:
+            return
+        if self.mode == "exhaustive":
+            if not self._todo and all((i,) in self.values for i in range(self.size)):
+                self._finish("exhaustive", 1)
+            return
+        gens = min(ga.generation for ga in self.model.islands.values())
+        if self.stop.settled(list(self.values.values()), gens):
+            self._finish("cv", gens)
+        elif gens >= self.max_generations:
+            self._finish("generations", gens)
+        elif self.model.stalled == set(self.model.islands) and not self._pending:
+            self._finish("stalled", gens)
+        elif len(self.values) >= self.size:
+            self._finish("stalled", gens)
+
+    def _finish(self, reason: str, generations: int) -> None:
+        self._report = GroupReport(self.group, self.mode, reason, self.size, len(self.values),
+                                   generations, self.best()[1])
+
     def best(self) -> tuple[dict[str, Any], float]:
         """Best configuration found in this group and its value."""
         if not self.values:
             return dict(self.base), math.inf
-        combo, v = min(self.values.items(), key=lambda cv: cv[1])
-        return self._config(combo), v
+        i, v = min(self.values.items(), key=lambda iv: (iv[1], iv[0]))
+        return self.config(i), v
 
     def report(self) -> GroupReport | None:
-        """The final report, once done."""
         return self._report

@@ -1,21 +1,26 @@
-"""csTuner parameter grouping: pairwise coefficients of variation and the deque algorithm.
+"""csTuner parameter grouping: pairwise CVs from the performance dataset, Algorithm 1.
 
 Sun et al., "csTuner: Scalable Auto-tuning Framework for Complex Stencil
-Computation on GPUs", IEEE CLUSTER 2021, group parameters that interact so a
-GA can tune each small group on its own.  Two parameters p and q interact when
-the best value of p moves as q varies: for every value of q (the other
-parameters fixed at the best sample) we take the value of p with the best
-objective, map it to a numeric scale and compute the coefficient of variation
-(std / mean) over q's values.  A CV of 0 means the best p does not depend on
-q.  Numeric parameters use a log2 scale (tuning parameters such as block sizes
-grow geometrically); everything else uses its 1-based index.
+Computation on GPUs", IEEE CLUSTER 2021, Section IV-C.
 
-The ordered pairs, sorted by CV, go into a double-ended queue.  Our reading of
-the paper's Algorithm 1 (we could not consult the full text; see docs/MPI.md):
-pairs are popped from the strong end while their CV exceeds ``threshold`` and
-join or open groups of at most ``max_group`` parameters; once the strong end
-holds only weak pairs, the parameters still ungrouped are popped from the weak
-end and each becomes a group of its own, the most independent first.
+* Correlation of an ordered pair (P_a, P_b): the other N-2 parameters are
+  held at the dataset's best setting; for every setting of P_a that occurs in
+  the dataset (settings absent from it are skipped), VS_ab collects the
+  setting of P_b with the best performance; the CV of VS_ab (Eq. 1,
+  population standard deviation over mean) measures the correlation, a
+  higher CV meaning a lower correlation.  All A_N^2 ordered pairs are
+  computed.  Numeric parameters enter on the log2 scale (Section IV-B);
+  booleans and enumerations by their 1-based index.
+* The pairs go into a double-ended queue in ascending order of CV and
+  Algorithm 1 pops them alternately from the left (the strongest pairs: a new
+  group for two ungrouped parameters, or the ungrouped one joins its
+  partner's group) and from the right (the weakest pairs: each ungrouped
+  parameter becomes a group of its own), until the deque is empty.
+
+Where the paper's pseudo-code and its prose differ (which side is popped
+first, and the lines 25-30 typo), we follow the prose; where a random
+dataset cannot hold the N-2 others exactly at the best, we take the records
+closest to it; both are listed in docs/CSTUNER.md ("Differences").
 
 Everything here is pure: domains are ``{name: [values...]}`` and a dataset is
 a sequence of ``(config, value)`` pairs with lower values better.
@@ -25,33 +30,18 @@ from __future__ import annotations
 
 import collections
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
-    "deque_grouping",
-    "group_parameters",
-    "interaction_cvs",
+    "algorithm1",
+    "dataset_cvs",
     "pair_cv",
-    "probe_configs",
+    "sorted_deque",
     "value_scale",
 ]
 
 Record = tuple[Mapping[str, Any], float]
-
-
-def value_scale(values: Sequence[Any]) -> dict[Any, float]:
-    """Map each value of a parameter to a positive number for CV computation.
-
-    Positive numbers map to ``1 + log2(v / min)`` so the smallest value is 1
-    (a CV needs a mean away from zero); other domains (negative ranges, enums,
-    booleans) map to their 1-based index.
-    """
-    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
-    if numeric and values and min(values) > 0:
-        lo = float(min(values))
-        return {v: 1.0 + math.log2(float(v) / lo) for v in values}
-    return {_key(v): float(i + 1) for i, v in enumerate(values)}
 
 
 def _key(value: Any) -> Any:
@@ -59,198 +49,113 @@ def _key(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-def _scaled(scale: Mapping[Any, float], value: Any) -> float | None:
-    """The scale of ``value``; off-grid numbers (e.g. sampled floats) take their nearest grid value."""
-    x = scale.get(_key(value))
-    if x is not None or isinstance(value, bool) or not isinstance(value, (int, float)):
-        return x
-    numeric = [k for k in scale if isinstance(k, (int, float)) and not isinstance(k, bool)]
-    if not numeric:
-        return None
-    return scale[min(numeric, key=lambda k: abs(k - value))]
+def value_scale(values: Sequence[Any]) -> dict[Any, float]:
+    """The number each setting of a parameter stands for in a CV (Section IV-B).
+
+    Positive numbers map to ``1 + log2(v / min)`` (the log2 scale, shifted so
+    the smallest setting is 1: a CV needs a mean away from zero, and the
+    paper's settings start at 1); other domains (booleans, enumerations,
+    non-positive ranges) map to their 1-based index.
+    """
+    vals = list(values)
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
+    if numeric and vals and min(vals) > 0:
+        lo = float(min(vals))
+        return {_key(v): 1.0 + math.log2(float(v) / lo) for v in vals}
+    return {_key(v): float(i + 1) for i, v in enumerate(vals)}
 
 
 def _cv(xs: Sequence[float]) -> float:
-    """Coefficient of variation (population std / |mean|); 0 for constant data."""
+    """Eq. 1: population standard deviation over the mean; 0 for fewer than two values."""
     if len(xs) < 2:
         return 0.0
     mean = sum(xs) / len(xs)
     var = sum((x - mean) ** 2 for x in xs) / len(xs)
     if var <= 0.0:
         return 0.0
-    if mean == 0.0:
-        return math.inf
-    return math.sqrt(var) / abs(mean)
+    return math.inf if mean == 0.0 else math.sqrt(var) / abs(mean)
 
 
-def pair_cv(
-    records: Sequence[Record],
-    p: str,
-    q: str,
-    scale_p: Mapping[Any, float],
-    base: Mapping[str, Any] | None = None,
-) -> float:
-    """CV of the best value of ``p`` across the values of ``q``.
+def pair_cv(records: Sequence[Record], a: str, b: str, scale_b: Mapping[Any, float],
+            best: Mapping[str, Any]) -> float:
+    """CV of VS_ab: the best setting of ``b`` for each setting of ``a`` in the dataset.
 
-    With ``base``, only records whose other parameters equal the base are
-    used (the paper's "others fixed at the best sample"); if that leaves fewer
-    than two values of q, all records are used instead (a random dataset).
+    For each setting of ``a`` present, the records with that setting nearest
+    to ``best`` on the other parameters (equal to it when the dataset holds
+    such records) are compared and the ``b`` of the fastest one is taken.
     """
-    anchor = _scaled(scale_p, base[p]) if base is not None and p in base else None
-
-    def tie_rank(cfg: Mapping[str, Any]) -> tuple[float, float]:
-        # Equal objective values: prefer the p value nearest the base, so ties do
-        # not read as interaction (CV stays 0 when p's best does not move).
-        x = _scaled(scale_p, cfg[p]) or 0.0
-        return (abs(x - anchor) if anchor is not None else 0.0, x)
-
-    def buckets(rows: Sequence[Record]) -> dict[Any, Record]:
-        best: dict[Any, Record] = {}
-        for cfg, val in rows:
-            if not math.isfinite(val) or _scaled(scale_p, cfg[p]) is None:
-                continue
-            k = _key(cfg[q])
-            old = best.get(k)
-            if old is None or val < old[1] or (val == old[1] and tie_rank(cfg) < tie_rank(old[0])):
-                best[k] = (cfg, val)
-        return best
-
-    rows = list(records)
-    if base is not None:
-        others = [n for n in base if n not in (p, q)]
-        fixed = [r for r in rows if all(_key(r[0].get(n)) == _key(base[n]) for n in others)]
-        chosen = buckets(fixed)
-        if len(chosen) < 2:
-            chosen = buckets(rows)
-    else:
-        chosen = buckets(rows)
-    return _cv([_scaled(scale_p, cfg[p]) or 0.0 for cfg, _ in chosen.values()])
+    others = [n for n in best if n not in (a, b)]
+    chosen: dict[Any, tuple[int, float, float]] = {}   # a-setting -> (distance, value, b scaled)
+    for cfg, val in records:
+        if not math.isfinite(val):
+            continue
+        xb = scale_b.get(_key(cfg.get(b)))
+        if xb is None:
+            continue
+        dist = sum(1 for n in others if _key(cfg.get(n)) != _key(best[n]))
+        k = _key(cfg.get(a))
+        old = chosen.get(k)
+        if old is None or (dist, val) < (old[0], old[1]):
+            chosen[k] = (dist, val, xb)
+    return _cv([x for _, _, x in chosen.values()])
 
 
-def _spread(values: Sequence[Any], k: int | None, keep: Any = None) -> list[Any]:
-    """At most ``k`` values spread evenly over the domain (ends included), plus ``keep``."""
-    if k is None or len(values) <= k:
-        return list(values)
-    idx = {round(i * (len(values) - 1) / (k - 1)) for i in range(k)}
-    if keep is not None and keep in values:
-        idx.add(list(values).index(keep))
-    return [values[i] for i in sorted(idx)]
-
-
-def probe_configs(
-    domains: Mapping[str, Sequence[Any]],
-    base: Mapping[str, Any],
-    p: str,
-    q: str,
-    max_values: int | None = None,
-) -> list[dict[str, Any]]:
-    """The grid of p x q values with every other parameter at ``base``.
-
-    ``max_values`` caps how many values of each parameter are probed (the
-    base's own value is always among them), which bounds the cost of grouping
-    at about ``pairs * (max_values + 1)**2`` evaluations.
-    """
-    out = []
-    for vp in _spread(list(domains[p]), max_values, base.get(p)):
-        for vq in _spread(list(domains[q]), max_values, base.get(q)):
-            cfg = dict(base)
-            cfg[p] = vp
-            cfg[q] = vq
-            out.append(cfg)
-    return out
-
-
-def interaction_cvs(
-    domains: Mapping[str, Sequence[Any]],
-    records: Sequence[Record],
-    base: Mapping[str, Any] | None = None,
-) -> dict[tuple[str, str], float]:
-    """CV for every ordered pair (p, q), p != q, computed from ``records``."""
-    scales = {n: value_scale(list(v)) for n, v in domains.items()}
+def dataset_cvs(domains: Mapping[str, Sequence[Any]], records: Sequence[Record]
+                ) -> dict[tuple[str, str], float]:
+    """CV of every ordered pair (a, b), a != b, from the dataset alone (A_N^2 values)."""
+    finite = [(c, v) for c, v in records if math.isfinite(v)]
+    if not finite:
+        raise ValueError("records: no successful sample in the performance dataset; "
+                         "every sample failed, so no parameter correlation can be computed")
+    best = min(finite, key=lambda cv: cv[1])[0]
     names = list(domains)
-    return {
-        (p, q): pair_cv(records, p, q, scales[p], base)
-        for p in names
-        for q in names
-        if p != q
-    }
+    scales = {n: value_scale(domains[n]) for n in names}
+    base = {n: best.get(n) for n in names}
+    return {(a, b): pair_cv(finite, a, b, scales[b], base) for a in names for b in names if a != b}
 
 
-def deque_grouping(
-    cvs: Mapping[tuple[str, str], float],
-    names: Sequence[str],
-    *,
-    threshold: float = 0.1,
-    max_group: int = 4,
-) -> list[list[str]]:
-    """Group parameters from their pairwise CVs with a double-ended queue.
-
-    Returns groups (lists of names) in tuning order: interacting groups in the
-    order they were formed (strongest first), then singletons, most
-    independent first.  Every name appears in exactly one group.
-    """
-    if max_group < 1:
-        raise ValueError(f"max_group={max_group} must be >= 1; use 1 to tune every parameter alone")
+def sorted_deque(cvs: Mapping[tuple[str, str], float], names: Sequence[str]
+                 ) -> collections.deque[tuple[str, str]]:
+    """The pairs in ascending order of CV (ties: parameter order), as Algorithm 1's input."""
     order = {n: i for i, n in enumerate(names)}
-    dq = collections.deque(
-        sorted(cvs.items(), key=lambda kv: (-kv[1], order[kv[0][0]], order[kv[0][1]]))
-    )
-    group_of: dict[str, int] = {}
-    groups: list[list[str]] = []
-    while dq and dq[0][1] > threshold and max_group >= 2:
-        (p, q), _ = dq.popleft()
-        gp, gq = group_of.get(p), group_of.get(q)
-        if gp is None and gq is None:
-            groups.append([p, q])
-            group_of[p] = group_of[q] = len(groups) - 1
-        elif gp is not None and gq is None and len(groups[gp]) < max_group:
-            groups[gp].append(q)
-            group_of[q] = gp
-        elif gq is not None and gp is None and len(groups[gq]) < max_group:
-            groups[gq].append(p)
-            group_of[p] = gq
-        elif (gp is not None and gq is not None and gp != gq
-              and len(groups[gp]) + len(groups[gq]) <= max_group):
-            groups[gp].extend(groups[gq])
-            for n in groups[gq]:
-                group_of[n] = gp
-            groups[gq] = []
-    groups = [g for g in groups if g]
-    singles: list[list[str]] = []
-    while dq:
-        (p, q), _ = dq.pop()
-        for n in (p, q):
-            if n not in group_of:
-                group_of[n] = -1
-                singles.append([n])
-    singles.extend([n] for n in names if n not in group_of)
-    return groups + singles
+    items = sorted(cvs.items(), key=lambda kv: (kv[1], order[kv[0][0]], order[kv[0][1]]))
+    return collections.deque(pair for pair, _ in items)
 
 
-def group_parameters(
-    domains: Mapping[str, Sequence[Any]],
-    evaluate: Callable[[dict[str, Any]], float],
-    base: Mapping[str, Any],
-    *,
-    max_values: int | None = 8,
-    threshold: float = 0.1,
-    max_group: int = 4,
-    is_valid: Callable[[dict[str, Any]], bool] | None = None,
-) -> tuple[list[list[str]], dict[tuple[str, str], float], int]:
-    """Probe every pair around ``base``, then group: (groups, cvs, evaluations).
+def algorithm1(dq: collections.deque[tuple[str, str]], names: Sequence[str] = ()) -> list[list[str]]:
+    """Algorithm 1: parameter groups from the deque of pairs (ascending CV).
 
-    A convenience for synchronous objectives (tests, replays); the CsTuner
-    technique issues the same probes through propose/observe instead.
+    Even steps pop the left end (the most correlated pair): two ungrouped
+    parameters open a group, one ungrouped parameter joins its partner's
+    group, two grouped ones are skipped.  Odd steps pop the right end (the
+    least correlated pair): each ungrouped parameter becomes a group of its
+    own.  ``names`` not in any pair (a one-parameter space) end as singletons.
+    The deque is consumed.
     """
-    seen: dict[tuple[tuple[str, Any], ...], float] = {}
-    names = list(domains)
-    for i, p in enumerate(names):
-        for q in names[i + 1:]:
-            for cfg in probe_configs(domains, base, p, q, max_values):
-                key = tuple(sorted((k, _key(v)) for k, v in cfg.items()))
-                if key in seen or (is_valid is not None and not is_valid(cfg)):
-                    continue
-                seen[key] = float(evaluate(cfg))
-    records = [(dict(k), v) for k, v in seen.items()]
-    cvs = interaction_cvs(domains, records, base)
-    return deque_grouping(cvs, names, threshold=threshold, max_group=max_group), cvs, len(seen)
+    groups: list[list[str]] = []
+    where: dict[str, int] = {}
+    for i in range(len(dq)):
+        if i % 2 == 0:
+            p, q = dq.popleft()
+            if p in where and q in where:
+                continue
+            if p not in where and q not in where:
+                groups.append([p, q])
+                where[p] = where[q] = len(groups) - 1
+            elif p in where:
+                groups[where[p]].append(q)
+                where[q] = where[p]
+            else:
+                groups[where[q]].append(p)
+                where[p] = where[q]
+        else:
+            p, q = dq.pop()
+            for n in (p, q):
+                if n not in where:
+                    groups.append([n])
+                    where[n] = len(groups) - 1
+    for n in names:
+        if n not in where:
+            groups.append([n])
+            where[n] = len(groups) - 1
+    return groups

@@ -18,7 +18,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["cv_of", "rank_weighted_choice", "uniform_crossover", "uniform_mutation"]
+__all__ = ["bit_widths", "bits_to_genome", "cv_of", "flip_bit_mutation", "genome_to_bits",
+           "rank_weighted_choice", "uniform_crossover", "uniform_mutation"]
 
 _DEAP_LOCK = threading.Lock()
 T = TypeVar("T")
@@ -59,6 +60,42 @@ def uniform_mutation(
     ups = [max(0, c - 1) for c in cardinalities]
     _seeded(rng, tools.mutUniformInt, child, [0] * len(child), ups, indpb)
     return child
+
+
+def flip_bit_mutation(bits: Sequence[int], rng: np.random.Generator, indpb: float) -> list[int]:
+    """DEAP's ``mutFlipBit``: each bit flipped with probability ``indpb`` (csTuner's mutation rate)."""
+    from deap import tools
+
+    child = list(bits)
+    if not child:
+        return child
+    _seeded(rng, tools.mutFlipBit, child, indpb)
+    return [int(b) for b in child]
+
+
+def bit_widths(cardinalities: Sequence[int]) -> list[int]:
+    """Bits per gene: enough for indices 0..c-1 (at least one bit, so a gene can move)."""
+    return [max(1, int(c - 1).bit_length()) for c in cardinalities]
+
+
+def genome_to_bits(genome: Sequence[int], widths: Sequence[int]) -> list[int]:
+    """Concatenated big-endian binary form of each gene (csTuner stores genes in binary)."""
+    out: list[int] = []
+    for g, w in zip(genome, widths):
+        out.extend((int(g) >> (w - 1 - k)) & 1 for k in range(w))
+    return out
+
+
+def bits_to_genome(bits: Sequence[int], widths: Sequence[int]) -> tuple[int, ...]:
+    """Inverse of :func:`genome_to_bits`; an index may exceed its gene's range (caller rejects)."""
+    out, pos = [], 0
+    for w in widths:
+        v = 0
+        for b in bits[pos:pos + w]:
+            v = (v << 1) | int(b)
+        out.append(v)
+        pos += w
+    return tuple(out)
 
 
 def rank_weighted_choice(

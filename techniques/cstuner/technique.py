@@ -1,18 +1,30 @@
-"""CsTuner: sample, group parameters by interaction, tune group by group.
+"""CsTuner: the csTuner pipeline as an ask/tell technique.
 
-The pipeline of Sun et al. (csTuner, IEEE CLUSTER 2021) as an ask/tell
-technique: (1) a random sample of the space (plus everything the run already
-knows) gives the best configuration so far; (2) probes around it measure, for
-each pair of parameters, how the best value of one moves as the other varies,
-and the deque algorithm groups interacting parameters
-(:mod:`techniques.cstuner.grouping`); (3) each group is searched with the
-others fixed at the best so far, by a GA on its re-indexed valid values that
-stops approximately when its top fitness values agree, or exhaustively when
-it is small (:mod:`techniques.cstuner.group_search`).  After the last group
-``done`` turns True and an AUC bandit stops handing it trials.
+Sun et al., "csTuner: Scalable Auto-tuning Framework for Complex Stencil
+Computation on GPUs", IEEE CLUSTER 2021, Section IV (Fig. 5):
 
-The PMNF regression-guided sampling of the paper is not implemented: the
-initial sample is uniform (see docs/MPI.md).
+1. Performance dataset (Section V-A2): ``samples`` (128) random valid
+   settings, measured as ordinary trials of the run; the metrics a
+   measurement returns (``Trial.metrics``, e.g. Nsight Compute counters)
+   are kept with them.
+2. Parameter grouping (Section IV-C): CVs of all ordered parameter pairs from
+   the dataset (Eq. 1), Algorithm 1 on the deque (:mod:`.grouping`).
+3. Search space sampling (Section IV-D): Algorithm 2 picks one metric per
+   correlated collection (:mod:`.metrics`); per metric, the Eq. 3 PMNF model
+   over the groups with the smallest RSE (:mod:`.pmnf`); the candidates whose
+   predicted metrics pass the thresholds, ``sampling_ratio`` (10 %) of them,
+   form the sampled space.  Without metrics, PMNF models the objective.
+4. Evolutionary search with approximation (Section IV-E, Fig. 7): group by
+   group, the others at the best so far, one gene over the group's
+   re-indexed valid tuples, island sub-populations (2 x 16, crossover 0.8,
+   mutation 0.005) or exhaustive search for small groups, approximate
+   stopping by the CV of the top-n fitness (:mod:`.group_search`).
+
+The paper ends after one pass; a run with budget left goes on instead
+(another pass from the new best, then the sampled space doubled, then
+unseen configurations at random): it is ``done`` only when every valid
+configuration is known.  This and every other difference from the paper is
+listed in docs/CSTUNER.md.
 """
 
 from __future__ import annotations
@@ -21,10 +33,15 @@ import logging
 import math
 from typing import Any, ClassVar
 
+import numpy as np
+
+from ensemble.errors import TechniqueError
 from techniques.base import BaseTechnique
 from techniques.cstuner.domains import space_domains
 from techniques.cstuner.group_search import GroupReport, GroupSearch
-from techniques.cstuner.grouping import deque_grouping, interaction_cvs, probe_configs
+from techniques.cstuner.grouping import algorithm1, dataset_cvs, sorted_deque
+from techniques.cstuner.metrics import combine_metrics, pcc
+from techniques.cstuner.pmnf import PMNFModel, fit_pmnf, guided_sample, numeric_matrix
 from techniques.cstuner.stopping import ApproximateStop
 
 __all__ = ["CsTuner"]
@@ -33,97 +50,166 @@ _log = logging.getLogger("ensemble.techniques.cstuner")
 
 
 class CsTuner(BaseTechnique):
-    """csTuner's grouped GA with approximate stopping.
+    """csTuner: dataset, CV grouping, PMNF-guided sampling, grouped island GA with approximate stopping.
 
-    Options: ``samples`` (initial random sample, default 2 x parameters, at
-    least 10), ``probe_budget`` (evaluations for the pairwise probes, at
-    most a third of the run's budget when it has one),
-    ``cv_threshold`` and ``max_group`` (grouping), ``population`` and
-    ``generations`` (the fixed GA budget per group), ``top_n`` and
-    ``stop_threshold`` (approximate stopping), ``rounds`` (passes over the groups).
+    Options (paper's values as defaults where it gives them): ``samples``
+    (128; at most ``dataset_fraction`` of a known budget), ``sampling_ratio``
+    (0.1), ``num_collections`` (metric collections of Algorithm 2),
+    ``population`` (16 per sub-population), ``subpopulations`` (2 in one
+    process; one per rank under per-rank MPI), ``crossover_rate`` (0.8),
+    ``mutation_rate`` (0.005 per bit), ``top_n`` and ``stop_threshold``
+    (approximate stopping), ``max_generations`` per group, ``pool`` (random
+    candidates when the space is too large to enumerate), ``transport``
+    ("auto", "local" or "mpi").
     """
 
     name: ClassVar[str] = "CsTuner"
-    summary: ClassVar[str] = "csTuner: CV parameter grouping, group-by-group GA with approximate stopping"
+    summary: ClassVar[str] = ("csTuner (CLUSTER 2021): dataset, CV grouping, PMNF-guided sampling, "
+                              "grouped island GA with approximate stopping")
 
     def __init__(
         self,
         *,
         seed: int | None = None,
-        samples: int | None = None,
-        probe_budget: int = 300,
-        cv_threshold: float = 0.1,
-        max_group: int = 4,
-        population: int = 20,
-        generations: int = 10,
+        samples: int = 128,
+        dataset_fraction: float = 0.25,
+        sampling_ratio: float = 0.1,
+        num_collections: int = 3,
+        population: int = 16,
+        subpopulations: int | None = None,
+        crossover_rate: float = 0.8,
+        mutation_rate: float = 0.005,
         top_n: int = 10,
         stop_threshold: float = 0.01,
-        rounds: int = 1,
+        max_generations: int = 50,
+        migration_interval: int = 1,
+        pool: int = 20_000,
+        enumerate_limit: int = 200_000,
+        transport: str = "auto",
     ) -> None:
         super().__init__(seed=seed)
+        if samples < 1:
+            raise TechniqueError(f"samples={samples}: the performance dataset needs at least 1 sample; "
+                                 "the paper uses 128")
+        if not 0.0 < dataset_fraction <= 1.0:
+            raise TechniqueError(f"dataset_fraction={dataset_fraction}: give a fraction in (0, 1], e.g. 0.25")
+        if not 0.0 < sampling_ratio <= 1.0:
+            raise TechniqueError(f"sampling_ratio={sampling_ratio}: give a fraction in (0, 1], e.g. 0.1")
+        if transport not in ("auto", "local", "mpi"):
+            raise TechniqueError(f"transport={transport!r}: use 'auto', 'local' or 'mpi'")
         self.samples = samples
-        self.probe_budget = probe_budget
-        self.cv_threshold = cv_threshold
-        self.max_group = max_group
+        self.dataset_fraction = dataset_fraction
+        self.sampling_ratio = sampling_ratio
+        self.num_collections = num_collections
         self.population = population
-        self.generations = generations
+        self.subpopulations = subpopulations
+        self.crossover_rate = crossover_rate
+        self.mutation_rate = mutation_rate
         self.stop = ApproximateStop(top_n=top_n, threshold=stop_threshold)
-        self.rounds = rounds
-        self.phase = "sample"
+        self.max_generations = max_generations
+        self.migration_interval = migration_interval
+        self.pool_size = pool
+        self.enumerate_limit = enumerate_limit
+        self.transport_name = transport
+        self.phase = "dataset"
         self.groups: list[list[str]] = []
         self.cvs: dict[tuple[str, str], float] = {}
+        self.models: dict[str, PMNFModel] = {}
+        self.selected_metrics: list[str] = []
+        self.fallbacks: list[str] = []
         self.reports: list[GroupReport] = []
-        self._configs: dict[str, dict[str, Any]] = {}     # hash -> config of every known result
-        self._queue: list[dict[str, Any]] = []            # sample / probe configs not yet proposed
+        self.passes = 0
+        self.ratio = sampling_ratio
+        self._configs: dict[str, dict[str, Any]] = {}
+        self._metrics: dict[str, dict[str, float]] = {}
+        self._dataset: list[dict[str, Any]] = []
         self._outstanding: set[str] = set()
         self._search: GroupSearch | None = None
-        self._group_index = 0
-        self._probe_base: dict[str, Any] | None = None
+        self._search_hashes: dict[str, tuple[int, ...]] = {}
+        self._group_index = -1
+        self._pass_start_best = math.inf
+        self._pass_new = 0
+        self._pool: list[dict[str, Any]] = []
+        self._pool_exhaustive = False
+        self._order: np.ndarray = np.arange(0)
+        self._sampled: list[dict[str, Any]] = []
+        self._sweep_at = 0
 
+    # -- binding ---------------------------------------------------------------
     def _on_bind(self) -> None:
         self.domains = space_domains(self.space)
         self.names = list(self.domains)
-        n = self.samples if self.samples is not None else max(10, 2 * len(self.names))
-        self._queue = [dict(c) for c in self.space.sample(self.rng, n)]
+        n = self.samples
+        if self.budget:
+            n = min(n, max(1, int(self.budget * self.dataset_fraction)))
+        self.n_samples = n
+        self._dataset = [dict(c) for c in self.space.sample(self.rng, n)]
+        self._islands, self._n_islands, self._transport = self._choose_islands()
 
-    # -- bookkeeping -----------------------------------------------------------
+    def _choose_islands(self) -> tuple[list[int], int, Any]:
+        from techniques.island_ga import LocalRing, _mpi_size, _per_rank_mpi
+
+        if self.transport_name == "mpi" or (self.transport_name == "auto" and _per_rank_mpi()):
+            from ensemble.mpi import MPIRing
+
+            ring = MPIRing()
+            return [ring.rank], ring.size, ring
+        k = self.subpopulations or (_mpi_size() if _mpi_size() > 1 else 2)
+        return list(range(k)), k, LocalRing()
+
+    # -- bookkeeping ---------------------------------------------------------------
     def _record(self, trial: Any) -> bool:
         self._configs[trial.config_hash] = dict(trial.config)
-        return super()._record(trial)
+        metrics = getattr(trial, "metrics", None)
+        if metrics:
+            self._metrics[trial.config_hash] = {k: float(v) for k, v in metrics.items()
+                                                if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        improved = super()._record(trial)
+        if not trial.duplicate and self.phase != "dataset":
+            self._pass_new += 1
+        return improved
 
     @property
     def done(self) -> bool:
         return self.phase == "done"
 
-    def _is_valid(self, cfg: dict[str, Any]) -> bool:
-        return bool(self.space.is_valid(cfg))
-
     # -- ask ------------------------------------------------------------------
     def propose(self, n: int) -> list[dict[str, Any]]:
         self._require_bound()
-        for _ in range(len(self.names) + 3):
-            if self.phase in ("sample", "probe"):
-                out = self._from_queue(n)
-                if out or self._outstanding:
-                    return out
-                self._advance_phase()
-                continue
-            if self.phase == "groups":
-                assert self._search is not None
-                out = self._search.ask(n)
-                for cfg in out:
-                    self._outstanding.add(self.hash(cfg))
-                if out or not self._search.done:
-                    return out
-                self._next_group()
-                continue
-            return []
-        return []
-
-    def _from_queue(self, n: int) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        while self._queue and len(out) < n:
-            cfg = self._queue.pop(0)
+        # Groups that settle at once (one known tuple) and passes that find nothing new
+        # advance the state without a proposal; the bound only guards against a bug.
+        for _ in range(50 * len(self.names) + 200):
+            if len(out) >= n or self.phase == "done":
+                break
+            if self.phase == "dataset":
+                out.extend(self._from_dataset(n - len(out)))
+                if self._dataset or self._outstanding or out:
+                    break
+                self._build_models()
+                continue
+            if self.phase in ("groups", "joint"):
+                got = self._from_group(n - len(out))
+                out.extend(got)
+                if not got and self._search is not None and self._search.pending():
+                    break                             # waiting for results of this generation
+                continue
+            if self.phase == "sweep":
+                out.extend(self._from_sweep(n - len(out)))
+                break
+        return out
+
+    def _from_dataset(self, n: int) -> list[dict[str, Any]]:
+        """Random samples until the dataset holds ``n_samples`` results.
+
+        Results of other techniques (an ensemble's arms) count too, so an arm
+        that joins a run late does not pay for a dataset the run already has.
+        """
+        out: list[dict[str, Any]] = []
+        if len(self._records()) + len(self._outstanding) >= self.n_samples:
+            self._dataset = []
+        while self._dataset and len(out) < n:
+            cfg = self._dataset.pop(0)
             h = self.hash(cfg)
             if h in self.known or h in self._outstanding:
                 continue
@@ -131,79 +217,260 @@ class CsTuner(BaseTechnique):
             out.append(cfg)
         return out
 
-    def _advance_phase(self) -> None:
-        if self.phase == "sample":
-            self.phase = "probe"
-            self._queue = self._probes()
-        elif self.phase == "probe":
-            self._make_groups()
-            self.phase = "groups"
-            self._group_index = -1
-            self._next_group()
-
-    def _base(self) -> dict[str, Any]:
-        if self.best_config is not None:
-            return dict(self.best_config)
-        return dict(self.space.sample(self.rng, 1)[0])
-
-    def _probes(self) -> list[dict[str, Any]]:
-        pairs = len(self.names) * (len(self.names) - 1) // 2
-        if pairs == 0:
+    def _from_group(self, n: int) -> list[dict[str, Any]]:
+        search = self._search
+        if search is None or search.done:
+            if self.phase == "joint":
+                self._next_joint()
+            else:
+                self._next_group()
             return []
-        probes = self.probe_budget
-        if self.budget:
-            # grouping is an investment: at most a third of a known run budget
-            probes = min(probes, self.budget // 3)
-        per_param = max(2, int(math.sqrt(probes / pairs)))
-        base = self._probe_base = self._base()
-        out: list[dict[str, Any]] = []
-        for i, p in enumerate(self.names):
-            for q in self.names[i + 1:]:
-                out.extend(c for c in probe_configs(self.domains, base, p, q, per_param) if self._is_valid(c))
+        got = search.ask(n)
+        out = []
+        for index, cfg in got:
+            h = self.hash(cfg)
+            self._search_hashes[h] = index
+            out.append(cfg)
+        if not got and not search.pending() and not search.done:
+            search._finish("stalled", 0)
         return out
 
-    def _make_groups(self) -> None:
-        records = [(self._configs[h], v) for h, v in self.known.items() if h in self._configs]
-        # CVs are read around the point the probes were built on, not the (maybe newer) best.
-        self.cvs = interaction_cvs(self.domains, records, self._probe_base or self._base())
-        self.groups = deque_grouping(self.cvs, self.names, threshold=self.cv_threshold,
-                                     max_group=self.max_group)
+    def _from_sweep(self, n: int) -> list[dict[str, Any]]:
+        """Unseen valid configurations, at random: the run is never ended early."""
+        out: list[dict[str, Any]] = []
+        while len(out) < n and self._sweep_at < len(self._pool):
+            cfg = self._pool[self._sweep_at]
+            self._sweep_at += 1
+            h = self.hash(cfg)
+            if h not in self.known and h not in self._outstanding:
+                self._outstanding.add(h)
+                out.append(cfg)
+        tries = 0
+        while len(out) < n and tries < 50:
+            tries += 1
+            cfg = dict(self.space.sample(self.rng, 1)[0])
+            h = self.hash(cfg)
+            if h not in self.known and h not in self._outstanding:
+                self._outstanding.add(h)
+                out.append(cfg)
+        if not out and not self._outstanding and self._pool_exhaustive and self.exhausted():
+            self.phase = "done"
+        return out
+
+    # -- the model stage ---------------------------------------------------------
+    def _records(self) -> list[tuple[dict[str, Any], float]]:
+        return [(self._configs[h], v) for h, v in self.known.items() if h in self._configs]
+
+    def _build_models(self) -> None:
+        """Sections IV-C and IV-D on the dataset: groups, metrics, PMNF, the sampled space."""
+        records = self._records()
+        finite = [(c, v) for c, v in records if math.isfinite(v)]
+        if len(self.names) < 2:
+            self.groups = [list(self.names)]
+            self.fallbacks.append("one parameter: a single group, no pair CVs")
+        elif not finite:
+            self.groups = [[n] for n in self.names]
+            self.fallbacks.append("every dataset sample failed: one group per parameter, unguided sampling")
+            _log.warning("CsTuner: every one of the %d dataset samples failed; grouping and PMNF "
+                         "fall back to one group per parameter and an unguided sample", len(records))
+        else:
+            self.cvs = dataset_cvs(self.domains, finite)
+            self.groups = algorithm1(sorted_deque(self.cvs, self.names), self.names)
+            if len(finite) < len(self.names):
+                self.fallbacks.append(f"{len(finite)} successful samples for {len(self.names)} parameters: "
+                                      "CVs rest on few settings")
+        self._make_pool()
+        self._fit(finite)
+        self._resample()
+        self.phase = "groups"
+        self._pass_start_best = self.best_value
+        self._pass_new = 0
+        self._group_index = -1
+        _log.info("CsTuner: %d dataset samples, groups %s, metrics %s, models %s, sampled space %d of %d",
+                  len(records), self.groups, self.selected_metrics,
+                  {m: (mod.i, mod.j) for m, mod in self.models.items()}, len(self._sampled), len(self._pool))
+        self._next_group()
+
+    def _make_pool(self) -> None:
+        """The candidate settings: every valid one when countable, else a random pool."""
+        count = None
+        if self.space.size <= 10 * self.enumerate_limit:
+            count = self.space.count_valid(limit=self.enumerate_limit)
+        if count is not None and count <= self.enumerate_limit:
+            self._pool = [dict(c) for c in self.space.enumerate_valid(limit=self.enumerate_limit)]
+            self._pool_exhaustive = True
+        else:
+            seen: dict[str, dict[str, Any]] = {}
+            for c in self.space.sample(self.rng, self.pool_size):
+                seen.setdefault(self.hash(c), dict(c))
+            self._pool = list(seen.values())
+        perm = self.rng.permutation(len(self._pool))
+        self._pool = [self._pool[i] for i in perm]
+
+    def _fit(self, finite: list[tuple[dict[str, Any], float]]) -> None:
+        """PMNF per selected metric (Algorithm 2), or on the objective without metrics."""
+        self.models = {}
+        self._lower: dict[str, bool] = {}
+        if not finite:
+            return
+        col = {n: i for i, n in enumerate(self.names)}
+        groups = [[col[n] for n in g] for g in self.groups]
+        hashes = [h for h, v in self.known.items() if h in self._configs and math.isfinite(v)]
+        with_metrics = [h for h in hashes if h in self._metrics]
+        targets: dict[str, list[float]] = {}
+        rows = hashes
+        if len(with_metrics) >= max(3, len(hashes) // 2):
+            names = sorted(set.intersection(*(set(self._metrics[h]) for h in with_metrics)) - {"time"})
+            table = {m: [self._metrics[h][m] for h in with_metrics] for m in names}
+            time = [self.known[h] for h in with_metrics]
+            self.selected_metrics = combine_metrics(table, time, self.num_collections)
+            if self.selected_metrics:
+                rows = with_metrics
+                for m in self.selected_metrics:
+                    targets[m] = table[m]
+                    self._lower[m] = pcc(table[m], time) >= 0.0
+        if not targets:
+            targets["objective"] = [self.known[h] for h in hashes]
+            self._lower["objective"] = True
+        x = numeric_matrix([self._configs[h] for h in rows], self.names, self.domains)
+        for m, y in targets.items():
+            model = fit_pmnf(x, y, groups)
+            if model is not None:
+                self.models[m] = model
+        if not self.models:
+            self.fallbacks.append(f"{len(rows)} successful samples cannot fit Eq. 3's {len(groups) + 1} "
+                                  "coefficients: unguided sampling")
+            _log.warning("CsTuner: too few successful samples (%d) for the PMNF models; the sampled "
+                         "space is a random %.0f %% of the candidates", len(rows), 100 * self.ratio)
+
+    def _resample(self) -> None:
+        """The sampled space at the current ratio: guided by the models, else at random."""
+        if self.models and not hasattr(self, "_pred"):
+            x = numeric_matrix(self._pool, self.names, self.domains)
+            self._pred = {m: mod.predict(x) for m, mod in self.models.items()}
+        if self.models:
+            idx = guided_sample(self._pred, {m: self._lower[m] for m in self._pred}, self.ratio)
+        else:
+            idx = np.arange(max(1, int(math.ceil(self.ratio * len(self._pool)))))
+        self._sampled = [self._pool[int(i)] for i in idx]
+
+    # -- group by group --------------------------------------------------------
+    def _group_tuples(self, group: list[str], base: dict[str, Any] | None) -> list[tuple[Any, ...]]:
+        """The group's distinct tuples in the sampled space (and the base's, the best so far).
+
+        With ``base`` only those that make a valid configuration with it (Fig. 7's
+        valid tuples); without (the joint GA) all of them, validity being checked
+        per individual.
+        """
+        out: list[tuple[Any, ...]] = []
+        seen: set[Any] = set()
+        known = [self._configs[h] for h, v in self.known.items() if h in self._configs and math.isfinite(v)
+                 and v <= self.best_value]
+        for cfg in [*known, *([base] if base else []), *self._sampled]:
+            t = tuple(cfg[n] for n in group)
+            k = tuple(tuple(v) if isinstance(v, list) else v for v in t)
+            if k in seen:
+                continue
+            seen.add(k)
+            if base is not None:
+                trial = dict(base)
+                trial.update(zip(group, t))
+                if not self.space.is_valid(trial):
+                    continue
+            out.append(t)
+        return out
 
     def _next_group(self) -> None:
-        if self._search is not None and self._search.report() is not None:
+        if self._search is not None:
             rep = self._search.report()
             if rep is not None and (not self.reports or self.reports[-1] is not rep):
                 self.reports.append(rep)
-                _log.info(
-                    "CsTuner group %s: %s (%s) after %d generation(s), %d evaluations of a fixed "
-                    "budget of %d, %d saved; best %.6g", "+".join(rep.group), rep.mode, rep.reason,
-                    rep.generations, rep.evaluations, rep.budget, rep.saved, rep.best_value)
+                _log.info("CsTuner group %s: %s (%s), %d of %d tuples, %d generation(s), best %.6g",
+                          "+".join(rep.group), rep.mode, rep.reason, rep.evaluations, rep.tuples,
+                          rep.generations, rep.best_value)
         self._group_index += 1
-        if self._group_index >= len(self.groups) * self.rounds:
-            self.phase = "done"
-            self._search = None
-            return
-        group = self.groups[self._group_index % len(self.groups)]
+        if self._group_index >= len(self.groups):
+            self._end_pass()
+            if self.phase != "groups":
+                self._search = None
+                return
+            self._group_index = 0
+        group = self.groups[self._group_index]
+        base = dict(self.best_config) if self.best_config is not None else dict(self._pool[0])
+        self._search_hashes = {}
         self._search = GroupSearch(
-            group, self.domains, self._base(), self._is_valid, self.rng,
-            population=self.population, generations=self.generations, stop=self.stop,
-            known=self.value_of,
+            group, self._group_tuples(group, base), base, self.rng,
+            population=self.population, islands=self._islands, n_islands=self._n_islands,
+            transport=self._transport, crossover_rate=self.crossover_rate,
+            mutation_rate=self.mutation_rate, migration_interval=self.migration_interval,
+            stop=self.stop, max_generations=self.max_generations, known=self.value_of,
+        )
+
+    def _end_pass(self) -> None:
+        """After the last group: again from the new best while that improves, then the joint GA."""
+        self.passes += 1
+        improved = self.best_value < self._pass_start_best
+        self._pass_start_best, self._pass_new = self.best_value, 0
+        if improved:
+            return                                   # again from the new best
+        self.phase = "joint"
+        self._search = None
+
+    def _next_joint(self) -> None:
+        """The grouped GA over every group at once (one gene per group) on the sampled space.
+
+        Budget left after the group-by-group passes settle goes here; each time
+        it settles, the sampled space is doubled (up to all candidates); once it
+        settles on all of them without a new evaluation, the sweep takes over.
+        """
+        if self._search is not None:
+            rep = self._search.report()
+            if rep is not None:
+                self.reports.append(rep)
+                _log.info("CsTuner joint GA at %.0f %%: %s after %d generation(s), best %.6g",
+                          100 * self.ratio, rep.reason, rep.generations, rep.best_value)
+            new = self._pass_new
+            self._pass_new = 0
+            if self.ratio >= 1.0 and new == 0:
+                self.phase = "sweep"
+                self._search = None
+                return
+            if self.ratio < 1.0:
+                self.ratio = min(1.0, 2.0 * self.ratio)
+                self._resample()
+        tuples = [self._group_tuples(g, None) for g in self.groups]
+        ranked = sorted(((v, h) for h, v in self.known.items() if h in self._configs and math.isfinite(v)))
+        seeds = [self._configs[h] for _, h in ranked[: self.population]]
+        base = dict(self.best_config) if self.best_config is not None else dict(self._pool[0])
+        self._search_hashes = {}
+        self._pass_new = 0
+        self._search = GroupSearch(
+            self.groups, tuples, base, self.rng, population=self.population, islands=self._islands,
+            n_islands=self._n_islands, transport=self._transport, crossover_rate=self.crossover_rate,
+            mutation_rate=self.mutation_rate, migration_interval=self.migration_interval, stop=self.stop,
+            max_generations=self.max_generations, known=self.value_of, is_valid=self.space.is_valid,
+            seeds=seeds,
         )
 
     # -- tell -----------------------------------------------------------------
     def _observe(self, trial: Any) -> None:
         self._outstanding.discard(trial.config_hash)
-        search = self._search if self.phase == "groups" else None
-        if search is not None and all(trial.config.get(n) == search.base.get(n)
-                                      for n in self.names if n not in search.group):
-            search.tell(trial.config, trial.value)
+        self._tell_search(trial)
+
+    def _observe_foreign(self, trial: Any) -> None:
+        self._tell_search(trial)
+
+    def _tell_search(self, trial: Any) -> None:
+        index = self._search_hashes.pop(trial.config_hash, None)
+        if index is not None and self._search is not None:
+            self._search.tell(index, trial.value)
 
     def state_dict(self) -> dict[str, Any]:
         state = super().state_dict()
         state.update({
-            "phase": self.phase,
-            "groups": self.groups,
-            "reports": [r.to_json() for r in self.reports],
-            "saved": sum(r.saved for r in self.reports),
+            "phase": self.phase, "groups": self.groups, "passes": self.passes,
+            "sampling_ratio": self.ratio, "metrics": self.selected_metrics,
+            "models": {m: {"i": mod.i, "j": mod.j, "rse": mod.rse} for m, mod in self.models.items()},
+            "fallbacks": self.fallbacks, "reports": [r.to_json() for r in self.reports[-50:]],
         })
         return state

@@ -1,89 +1,68 @@
-"""csTuner grouping: pairwise CVs and the deque algorithm on a function with known interactions."""
+"""csTuner Section IV-C: pair CVs from the performance dataset and Algorithm 1, hand-worked."""
 
 from __future__ import annotations
 
+import collections
 import math
 
-import numpy as np
 import pytest
 
-from techniques.cstuner.grouping import (
-    deque_grouping,
-    group_parameters,
-    interaction_cvs,
-    pair_cv,
-    value_scale,
-)
-
-DOMAINS = {
-    "a": list(range(1, 9)),
-    "b": list(range(1, 9)),
-    "c": list(range(8)),
-    "d": list(range(-4, 5)),
-    "e": list(range(-4, 5)),
-}
+from techniques.cstuner.grouping import algorithm1, dataset_cvs, pair_cv, sorted_deque, value_scale
 
 
-def f(cfg: dict) -> float:
-    return (cfg["a"] * cfg["b"] - 16) ** 2 + (cfg["c"] - 3) ** 2 + (cfg["d"] + cfg["e"]) ** 2
+def test_algorithm1_hand_worked_deque() -> None:
+    # Six ordered pairs of a, b, c, d in ascending CV (left = most correlated):
+    #   (a,b) 0.0, (b,a) 0.1, (c,d) 0.2, (a,c) 0.5, (d,b) 0.7, (b,d) 0.9
+    cvs = {("a", "b"): 0.0, ("b", "a"): 0.1, ("c", "d"): 0.2, ("a", "c"): 0.5, ("d", "b"): 0.7, ("b", "d"): 0.9}
+    dq = sorted_deque(cvs, ["a", "b", "c", "d"])
+    assert list(dq) == [("a", "b"), ("b", "a"), ("c", "d"), ("a", "c"), ("d", "b"), ("b", "d")]
+    # i=0 left (a,b): new group [a,b]; i=1 right (b,d): b grouped, d alone -> [d];
+    # i=2 left (b,a): both grouped, skip; i=3 right (d,b): both grouped, skip;
+    # i=4 left (c,d): d grouped, c joins d's group; i=5 right (a,c): both grouped.
+    assert algorithm1(dq, ["a", "b", "c", "d"]) == [["a", "b"], ["d", "c"]]
+    assert not dq                                        # consumed
 
 
-def _best_random(seed: int, n: int = 20) -> dict:
-    rng = np.random.default_rng(seed)
-    samples = [{k: v[rng.integers(len(v))] for k, v in DOMAINS.items()} for _ in range(n)]
-    return min(samples, key=f)
+def test_algorithm1_right_pops_make_singletons() -> None:
+    dq = collections.deque([("a", "b"), ("c", "d")])
+    # left (a,b) -> [a,b]; right (c,d): both ungrouped -> [c], [d]
+    assert algorithm1(dq) == [["a", "b"], ["c"], ["d"]]
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2, 3])
-def test_deque_groups_ab_and_de_and_leaves_c_alone(seed: int) -> None:
-    groups, cvs, evaluations = group_parameters(DOMAINS, f, _best_random(seed))
-    as_sets = sorted(sorted(g) for g in groups)
-    assert as_sets == [["a", "b"], ["c"], ["d", "e"]]
-    assert cvs[("a", "c")] == 0.0 and cvs[("c", "a")] == 0.0
-    assert cvs[("a", "b")] > 0.1 and cvs[("d", "e")] > 0.1
-    assert 0 < evaluations <= 10 * 64
+def test_one_parameter_is_its_own_group() -> None:
+    assert algorithm1(collections.deque(), ["only"]) == [["only"]]
 
 
 def test_log2_scale_for_positive_numbers_index_otherwise() -> None:
-    s = value_scale([1, 2, 4, 8])
-    assert [s[v] for v in (1, 2, 4, 8)] == [1.0, 2.0, 3.0, 4.0]
-    s = value_scale([-1, 0, 1])
-    assert [s[v] for v in (-1, 0, 1)] == [1.0, 2.0, 3.0]
-    s = value_scale(["global", "local"])
-    assert s["local"] == 2.0
+    assert value_scale([1, 2, 4, 8]) == {1: 1.0, 2: 2.0, 4: 3.0, 8: 4.0}
+    assert value_scale(["x", "y"]) == {"x": 1.0, "y": 2.0}
+    assert value_scale([False, True]) == {False: 1.0, True: 2.0}
 
 
-def test_pair_cv_uses_base_then_falls_back_to_whole_dataset() -> None:
-    # y's best value follows x exactly: strong interaction.
-    recs = [({"x": x, "y": y, "z": 0}, abs(x - y)) for x in (1, 2, 4) for y in (1, 2, 4)]
-    scale = value_scale([1, 2, 4])
-    assert pair_cv(recs, "y", "x", scale, base={"x": 1, "y": 1, "z": 0}) > 0.3
-    # No record has z == 5: falls back to all records and still sees the interaction.
-    assert pair_cv(recs, "y", "x", scale, base={"x": 1, "y": 1, "z": 5}) > 0.3
+def test_pair_cv_reads_the_best_b_per_a_with_others_at_the_best() -> None:
+    # b's best setting does not move with a (CV 0) when the others sit at the best...
+    best = {"a": 1, "b": 2, "c": 1}
+    records = [({"a": 1, "b": 2, "c": 1}, 1.0), ({"a": 1, "b": 4, "c": 1}, 2.0),
+               ({"a": 2, "b": 2, "c": 1}, 1.5), ({"a": 2, "b": 4, "c": 1}, 3.0),
+               # ...a record far from the best (c differs) must not count when a closer one exists
+               ({"a": 2, "b": 8, "c": 8}, 0.5)]
+    assert pair_cv(records, "a", "b", value_scale([1, 2, 4, 8]), best) == 0.0
+    # settings of a absent from the dataset are skipped: only a in {1, 2} contribute
+    records.append(({"a": 4, "b": 8, "c": 1}, 1.2))
+    cv = pair_cv(records, "a", "b", value_scale([1, 2, 4, 8]), best)
+    xs = [2.0, 2.0, 4.0]                                 # log2-scale b values for a = 1, 2, 4
+    mean = sum(xs) / 3
+    assert cv == pytest.approx(math.sqrt(sum((x - mean) ** 2 for x in xs) / 3) / mean)
 
 
-def test_deque_respects_max_group_and_threshold() -> None:
-    names = ["p", "q", "r", "s"]
-    cvs = {(a, b): 0.0 for a in names for b in names if a != b}
-    cvs[("p", "q")] = 0.9
-    cvs[("q", "r")] = 0.8
-    cvs[("r", "s")] = 0.05        # below threshold: not an interaction
-    assert deque_grouping(cvs, names, threshold=0.1, max_group=3) == [["p", "q", "r"], ["s"]]
-    assert deque_grouping(cvs, names, threshold=0.1, max_group=2)[0] == ["p", "q"]
-    assert sorted(map(sorted, deque_grouping(cvs, names, max_group=1))) == [["p"], ["q"], ["r"], ["s"]]
+def test_dataset_cvs_cover_every_ordered_pair_and_ignore_failures() -> None:
+    domains = {"a": [1, 2], "b": [1, 2], "c": [1, 2]}
+    records = [({"a": 1, "b": 1, "c": 1}, 1.0), ({"a": 2, "b": 1, "c": 2}, math.inf),
+               ({"a": 2, "b": 2, "c": 1}, 2.0)]
+    cvs = dataset_cvs(domains, records)
+    assert set(cvs) == {(p, q) for p in "abc" for q in "abc" if p != q}
 
 
-def test_every_parameter_in_exactly_one_group() -> None:
-    rng = np.random.default_rng(7)
-    names = [f"x{i}" for i in range(6)]
-    cvs = {(a, b): float(rng.random()) for a in names for b in names if a != b}
-    groups = deque_grouping(cvs, names, threshold=0.3, max_group=3)
-    flat = [n for g in groups for n in g]
-    assert sorted(flat) == sorted(names)
-    assert all(1 <= len(g) <= 3 for g in groups)
-
-
-def test_interaction_cvs_ignores_failures() -> None:
-    recs = [({"x": x, "y": y}, math.inf if x == 4 else float(abs(x - y))) for x in (1, 2, 4) for y in (1, 2, 4)]
-    cvs = interaction_cvs({"x": [1, 2, 4], "y": [1, 2, 4]}, recs)
-    assert math.isfinite(cvs[("x", "y")])
+def test_dataset_where_every_sample_failed_is_refused_with_a_message() -> None:
+    with pytest.raises(ValueError, match="every sample failed"):
+        dataset_cvs({"a": [1, 2], "b": [1, 2]}, [({"a": 1, "b": 1}, math.inf)])

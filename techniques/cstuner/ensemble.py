@@ -1,0 +1,42 @@
+"""The design-card ensemble: an AUC bandit over Nelder-Mead, simulated annealing and csTuner.
+
+The project's headline shape (docs/CSTUNER.md, "The design-card ensemble"):
+OpenTuner's AUC bandit (:mod:`techniques.bandit`) allocates trials among
+Nelder-Mead, simulated annealing and the CV-grouped island GA with
+approximate stopping (:class:`techniques.cstuner.technique.CsTuner`).  It
+runs unchanged in one process (the GA's sub-populations on a local ring) or
+under ``mpirun -n K``: in the default central mode rank 0 runs the bandit
+and the GA holds one sub-population per rank; with
+``ENSEMBLE_MPI_SEARCH=per-rank`` every rank runs its own bandit and its GA
+sub-population migrates to both ring neighbours over MPI.  Results move only
+through the database.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from techniques.bandit import AUCBandit
+from techniques.cstuner.technique import CsTuner
+
+__all__ = ["CsTunerEnsemble"]
+
+
+class CsTunerEnsemble(AUCBandit):
+    """``cstuner-ensemble``: AUCBandit(NelderMead, SimulatedAnnealing, CsTuner).
+
+    ``cstuner`` passes options to the CsTuner arm (e.g. ``{"samples": 64}``);
+    ``window`` and ``c`` are the bandit's.
+    """
+
+    name: ClassVar[str] = "cstuner-ensemble"
+    summary: ClassVar[str] = ("design card: AUC bandit over NelderMead, SimulatedAnnealing and csTuner's "
+                              "CV-grouped island GA")
+
+    def __init__(self, *, seed: int | None = None, cstuner: dict[str, Any] | None = None,
+                 window: int = 500, c: float = 0.05) -> None:
+        from ensemble.registry import create_technique
+
+        arms = [create_technique("NelderMead"), create_technique("SimulatedAnnealing"),
+                CsTuner(**(cstuner or {}))]
+        super().__init__(seed=seed, arms=arms, window=window, c=c)
