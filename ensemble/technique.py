@@ -11,7 +11,7 @@ database replays through :meth:`Technique.restore`.
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -45,6 +45,9 @@ class Trial:
     #: None where unknown (ask/tell without a cost, the in-memory harness).
     #: Model-based techniques compare their own compute with it.
     cost: float | None = None
+    #: the measurement's metrics (``Result.metrics``, e.g. Nsight Compute counters) where the
+    #: driver passes them on; None otherwise.  CsTuner models them (Algorithm 2, Eq. 3).
+    metrics: Mapping[str, float] | None = None
 
     @property
     def ok(self) -> bool:
