@@ -35,7 +35,8 @@ __all__ = ["PACKAGED", "WorkgroupData", "export_database", "load", "merge"]
 #: folder of the shipped extract
 PACKAGED = Path(__file__).resolve().parent / "data"
 
-_SCENARIO_COLS = ("scenario", "device", "kernel", "family", "dtype", "rows", "cols", "w_max") + FEATURE_NAMES
+_SCENARIO_COLS = tuple(dict.fromkeys(("scenario", "device", "kernel", "family", "dtype", "rows", "cols", "w_max")
+                                     + FEATURE_NAMES))
 
 
 @dataclass
