@@ -24,10 +24,10 @@ from ensemble.storage.schema import HEAD_REVISION, upgrade
 from ensemble.storage.storage import SQLStorage, Storage, default_database_url
 
 __all__ = [
-    "BaseStorage",
     "FINISHED_STATES",
     "HEAD_REVISION",
     "REQUEST_STATES",
+    "BaseStorage",
     "Claim",
     "FinishedTrial",
     "MemoryStorage",

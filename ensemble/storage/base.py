@@ -47,7 +47,14 @@ from collections.abc import Sequence
 from typing import Any, Self
 
 from ensemble.result import TrialState
-from ensemble.storage.records import Claim, FinishedTrial, NewRequest, RunRecord, Submitted, TrialRow
+from ensemble.storage.records import (
+    Claim,
+    FinishedTrial,
+    NewRequest,
+    RunRecord,
+    Submitted,
+    TrialRow,
+)
 
 __all__ = ["BaseStorage"]
 

@@ -12,11 +12,12 @@ from typing import Any
 
 from ensemble.errors import StorageError
 from ensemble.result import TrialState
+from ensemble.storage.records import FINISHED_STATES
 
 __all__ = ["FINISHED", "check_worker", "finished_state", "number"]
 
 #: The terminal states, in lifecycle order.
-FINISHED: tuple[TrialState, ...] = (TrialState.OK, TrialState.FAILED, TrialState.TIMEOUT, TrialState.INVALID)
+FINISHED: tuple[TrialState, ...] = FINISHED_STATES
 # keyed by the plain strings: a TrialState member hashes and compares like its value, so both look up
 _BY_VALUE: dict[str, TrialState] = {s.value: s for s in FINISHED}
 

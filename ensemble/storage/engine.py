@@ -209,6 +209,34 @@ class Database:
         except self._raw_errors as exc:  # raised by the driver outside SQLAlchemy's wrapping (BEGIN)
             raise self.translate(sa.exc.DBAPIError(None, None, exc)) from exc
 
+    @contextmanager
+    def begin_migration(self) -> Iterator[sa.Connection]:
+        """A write transaction for schema upgrades; on SQLite with foreign keys off until it ends.
+
+        Why: a migration that changes a constraint rebuilds the table (alembic
+        batch mode: copy, drop, rename), and dropping ``requests`` with foreign
+        keys on would cascade and delete every result.  SQLite ignores the
+        pragma inside a transaction, so it is set on this connection before
+        BEGIN and restored after; the caller checks the keys
+        (``PRAGMA foreign_key_check``) before the transaction commits.
+        """
+        sqlite = self.dialect == "sqlite"
+        try:
+            with self._writer.connect() as conn:
+                raw = conn.connection.driver_connection
+                if sqlite:
+                    raw.execute("PRAGMA foreign_keys=OFF")  # type: ignore[union-attr]
+                try:
+                    with conn.begin():
+                        yield conn
+                finally:
+                    if sqlite:
+                        raw.execute("PRAGMA foreign_keys=ON")  # type: ignore[union-attr]
+        except sa.exc.DBAPIError as exc:
+            raise self.translate(exc) from exc
+        except self._raw_errors as exc:
+            raise self.translate(sa.exc.DBAPIError(None, None, exc)) from exc
+
     def translate(self, exc: sa.exc.DBAPIError) -> StorageError:
         """Map a driver error to our exception with the URL and a fix."""
         orig = exc.orig if exc.orig is not None else exc

@@ -45,12 +45,19 @@ from ensemble.result import TrialState
 from ensemble.storage import jsonenc
 from ensemble.storage.base import BaseStorage
 from ensemble.storage.checks import check_worker, finished_state, number
-from ensemble.storage.records import Claim, FinishedTrial, NewRequest, RunRecord, Submitted, TrialRow
+from ensemble.storage.records import (
+    Claim,
+    FinishedTrial,
+    NewRequest,
+    RunRecord,
+    Submitted,
+    TrialRow,
+)
 
 __all__ = ["MemoryStorage"]
 
 _WAITING, _RUNNING = TrialState.WAITING, TrialState.RUNNING
-_UTC = _dt.timezone.utc
+_UTC = _dt.UTC
 _UTC_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_UTC)
 _NAIVE_EPOCH = _dt.datetime(1970, 1, 1)
 

@@ -8,11 +8,17 @@ the ORM's unit of work would cost more than the SQL itself.
 
 JSON lives in TEXT columns written by :mod:`ensemble.storage.jsonenc`;
 timestamps are naive UTC taken from the database clock (see ``engine.db_now``).
+Request and result states are :class:`~ensemble.result.TrialState` values in
+an enum column (schema 2): VARCHAR(16) holding the same strings as schema 1,
+plus a CHECK constraint so no other string can be written, even by another
+client; rows read back carry TrialState members.
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
+
+from ensemble.result import TrialState
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -23,10 +29,29 @@ __all__ = [
     "run_state",
     "runs",
     "schema_info",
+    "state_type",
 ]
 
 #: Integer schema version kept in ``schema_info``; bumped by every migration.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+
+
+def state_type() -> sa.Enum:
+    """The type of a ``state`` column: TrialState, stored as its string, checked by the database.
+
+    Not a native enum (PostgreSQL's CREATE TYPE would need its own migration
+    for every new state, and SQLite has none); ``length=16`` keeps schema 1's
+    column width; the CHECK constraint is named ``ck_<table>_trial_state``.
+    """
+    return sa.Enum(
+        TrialState,
+        name="trial_state",
+        native_enum=False,
+        create_constraint=True,
+        validate_strings=True,
+        values_callable=lambda states: [s.value for s in states],
+        length=16,
+    )
 
 metadata = sa.MetaData(
     naming_convention={
@@ -81,7 +106,7 @@ requests = sa.Table(
         nullable=False,
     ),
     sa.Column("technique", sa.String(255), nullable=False),
-    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("state", state_type(), nullable=False),
     sa.Column("duplicate", sa.Boolean, nullable=False),
     sa.Column("worker", sa.String(255), nullable=True),
     sa.Column("limit_s", sa.Double, nullable=True),
@@ -112,7 +137,7 @@ results = sa.Table(
         sa.ForeignKey("configurations.id", ondelete="CASCADE"),
         nullable=False,
     ),
-    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("state", state_type(), nullable=False),
     sa.Column("value", sa.Double, nullable=True),
     sa.Column("metrics_json", sa.Text, nullable=False),
     sa.Column("times_json", sa.Text, nullable=False),

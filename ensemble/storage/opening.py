@@ -55,10 +55,10 @@ _NAMED = _NamedStores()
 
 def _memory_name(url: str) -> str | None:
     """The store name of a ``memory:`` URL ("" for a private store), or None for any other URL."""
-    if not url[: len(MEMORY_SCHEME)].lower() == MEMORY_SCHEME:
+    if url[: len(MEMORY_SCHEME)].lower() != MEMORY_SCHEME:
         return None
     rest = url[len(MEMORY_SCHEME):]
-    return rest[2:] if rest.startswith("//") else rest
+    return rest.removeprefix("//")
 
 
 def open_storage(url: str, *, busy_timeout_s: float = 30.0) -> BaseStorage:

@@ -13,6 +13,7 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from ensemble.result import TrialState
 from ensemble.storage import jsonenc
 
 __all__ = [
@@ -26,10 +27,10 @@ __all__ = [
     "TrialRow",
 ]
 
-#: Every state a request can be in, in lifecycle order.
-REQUEST_STATES: tuple[str, ...] = ("WAITING", "RUNNING", "OK", "FAILED", "TIMEOUT", "INVALID")
+#: Every state a request can be in, in lifecycle order (TrialState members equal their strings).
+REQUEST_STATES: tuple[TrialState, ...] = tuple(TrialState)
 #: The terminal states; a request in one of them refuses further updates.
-FINISHED_STATES: tuple[str, ...] = ("OK", "FAILED", "TIMEOUT", "INVALID")
+FINISHED_STATES: tuple[TrialState, ...] = (TrialState.OK, TrialState.FAILED, TrialState.TIMEOUT, TrialState.INVALID)
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ class FinishedTrial:
     config_hash: str
     config_json: str
     technique: str
-    state: str
+    state: TrialState
     value: float | None
     duplicate: bool
     worker: str | None
@@ -137,7 +138,7 @@ class TrialRow:
     config_hash: str
     config_json: str
     technique: str
-    state: str
+    state: TrialState
     duplicate: bool
     worker: str | None
     limit_s: float | None

@@ -18,7 +18,7 @@ import os
 
 import sqlalchemy as sa
 
-from ensemble.errors import SchemaVersionError
+from ensemble.errors import SchemaVersionError, StorageError
 from ensemble.storage import models
 from ensemble.storage.engine import Database
 
@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 #: The alembic revision this code reads and writes; a test checks it is the script head.
-HEAD_REVISION = "0001"
+HEAD_REVISION = "0002"
 MIGRATIONS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "migrations")
 _LOCK_KEY = 0x656E736D  # arbitrary constant ("ensm") for pg_advisory_xact_lock
 _OUR_TABLES = frozenset(t.name for t in models.metadata.sorted_tables)
@@ -145,9 +145,22 @@ def upgrade(url: str, *, busy_timeout_s: float = 30.0) -> str:
 
     db = Database(url, busy_timeout_s=busy_timeout_s)
     try:
-        with db.begin(write=True) as conn:
+        with db.begin_migration() as conn:  # SQLite: foreign keys off (see there), checked before commit
             _lock(conn)
             command.upgrade(_alembic_config(conn), "head")
+            _check_foreign_keys(conn, db.url)
             return _current_revision(conn) or HEAD_REVISION
     finally:
         db.dispose()
+
+
+def _check_foreign_keys(conn: sa.Connection, url: str) -> None:
+    """Refuse to commit an upgrade that left a dangling reference (SQLite, where keys were off)."""
+    if conn.dialect.name != "sqlite":
+        return
+    bad = conn.exec_driver_sql("PRAGMA foreign_key_check").all()
+    if bad:
+        raise StorageError(
+            f"upgrading {url} would leave {len(bad)} rows referring to missing rows (first: {tuple(bad[0])}); "
+            "nothing was changed. Restore the database from its backup, or report this with the file attached."
+        )

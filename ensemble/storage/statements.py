@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql as _pg
 from sqlalchemy.dialects import sqlite as _sqlite
 
+from ensemble.result import TrialState
 from ensemble.storage.engine import db_now
 from ensemble.storage.models import configurations, requests, results, run_state, runs
 
@@ -73,7 +74,7 @@ class Statements:
         pick = (
             sa.select(requests.c.id, requests.c.configuration_id, requests.c.limit_s, configurations.c.data_json)
             .join(configurations, configurations.c.id == requests.c.configuration_id)
-            .where(requests.c.run_id == _b("run_id"), requests.c.state == "WAITING")
+            .where(requests.c.run_id == _b("run_id"), requests.c.state == TrialState.WAITING)
             .order_by(requests.c.id)
             .limit(_b("n"))
         )
@@ -114,15 +115,15 @@ class Statements:
             result_insert=sa.insert(results).values(created_at=now),
             claim_pick=pick,
             claim_update=sa.update(requests)
-            .where(requests.c.id.in_(_b("ids", expanding=True)), requests.c.state == "WAITING")
-            .values(state="RUNNING", worker=_b("b_worker"), claimed_at=now, heartbeat_at=now)
+            .where(requests.c.id.in_(_b("ids", expanding=True)), requests.c.state == TrialState.WAITING)
+            .values(state=TrialState.RUNNING, worker=_b("b_worker"), claimed_at=now, heartbeat_at=now)
             .returning(requests.c.id),
             heartbeat=sa.update(requests)
             .where(requests.c.id.in_(_b("ids", expanding=True)), requests.c.worker == _b("b_worker"),
-                   requests.c.state == "RUNNING")
+                   requests.c.state == TrialState.RUNNING)
             .values(heartbeat_at=now),
             finish_update=sa.update(requests)
-            .where(requests.c.id == _b("rid"), requests.c.state == "RUNNING", requests.c.worker == _b("b_worker"))
+            .where(requests.c.id == _b("rid"), requests.c.state == TrialState.RUNNING, requests.c.worker == _b("b_worker"))
             .values(state=_b("b_state"), finished_at=now)
             .returning(requests.c.run_id, requests.c.configuration_id),
             finished_since=_finished_select()

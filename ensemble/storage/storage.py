@@ -247,7 +247,7 @@ class SQLStorage(BaseStorage):
             return [], []
         hashes, first_json = _batch_keys(items)
         sql = self._sql
-        fresh = "RUNNING" if claim_for is not None else "WAITING"
+        fresh = TrialState.RUNNING if claim_for is not None else TrialState.WAITING
         with self._db.begin() as conn:
             # one statement when every configuration is new (the usual case); a SELECT for stored ones
             config_ids, _ = self._config_ids(conn, run_id, hashes, first_json, sql.config_ids)
@@ -319,7 +319,7 @@ class SQLStorage(BaseStorage):
             return Submitted([], [], {}, [], None)
         hashes, first_json = _batch_keys(items)
         sql = self._sql
-        fresh = "RUNNING" if claim_for is not None else "WAITING"
+        fresh = TrialState.RUNNING if claim_for is not None else TrialState.WAITING
         status = ["duplicate" if it.duplicate else "new" for it in items]
         wait_for: dict[int, int] = {}
         used: int | None = None
@@ -497,7 +497,7 @@ class SQLStorage(BaseStorage):
 
         ``value`` NaN is stored as None; infinities are kept.
         """
-        state = finished_state(state).value
+        state = finished_state(state)
         value_f, cost_f = number(value, "value"), number(cost, "cost")
         metrics_json = jsonenc.dumps(metrics or {}, where="metrics")
         times_json = jsonenc.dumps(list(times or ()), where="times")
@@ -522,11 +522,11 @@ class SQLStorage(BaseStorage):
                 sa.update(requests)
                 .where(
                     requests.c.run_id == run_id,
-                    requests.c.state == "RUNNING",
+                    requests.c.state == TrialState.RUNNING,
                     sa.or_(requests.c.heartbeat_at.is_(None),
                            requests.c.heartbeat_at < db_ago(self._dialect, older_than_s)),
                 )
-                .values(state="WAITING", worker=None, claimed_at=None, heartbeat_at=None)
+                .values(state=TrialState.WAITING, worker=None, claimed_at=None, heartbeat_at=None)
             ).rowcount
 
     def withdraw_waiting(self, run_id: int, request_ids: Sequence[int]) -> list[int]:
@@ -544,7 +544,7 @@ class SQLStorage(BaseStorage):
         with self._db.begin() as conn:
             for chunk in _chunks(list(request_ids)):
                 withdrawn += [int(r[0]) for r in conn.execute(
-                    sa.delete(requests).where(requests.c.run_id == run_id, requests.c.state == "WAITING",
+                    sa.delete(requests).where(requests.c.run_id == run_id, requests.c.state == TrialState.WAITING,
                                               requests.c.id.in_(list(chunk))).returning(requests.c.id)
                 )]
         return withdrawn
@@ -575,7 +575,7 @@ class SQLStorage(BaseStorage):
         ``measured``: finished and not duplicate; ``unique``: distinct
         configurations with a measured result (the unique evaluations).
         """
-        out = {s: 0 for s in REQUEST_STATES}
+        out = {s.value: 0 for s in REQUEST_STATES}
         out.update(requests=0, duplicates=0, measured=0, unique=0)
         with self._db.begin(write=False) as conn:
             rows = conn.execute(
@@ -590,7 +590,7 @@ class SQLStorage(BaseStorage):
                 )
             ).scalar_one()
         for state, duplicate, n in rows:
-            out[state] = out.get(state, 0) + n
+            out[state.value] += n
             out["requests"] += n
             if duplicate:
                 out["duplicates"] += n

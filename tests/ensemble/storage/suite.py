@@ -125,6 +125,21 @@ class StorageConformance:
         counts = storage.counts(run_id)
         assert (counts[state], counts["measured"], counts["unique"], counts["requests"]) == (1, 1, 1, 1)
 
+    def test_states_are_trial_state_values(self, storage, run_id):
+        """Records carry TrialState members (equal to their strings); finish takes either spelling."""
+        a, b = storage.add_requests(run_id, [req(1), req(2)])
+        assert storage.trials(run_id)[0].state is TrialState.WAITING
+        storage.claim(run_id, "w", n=2)
+        assert storage.trials(run_id)[0].state is TrialState.RUNNING
+        assert storage.finish(a, "w", state=TrialState.TIMEOUT)
+        assert storage.finish(b, "w", state="INVALID")
+        assert [(t.state, t.state) for t in storage.finished_since(run_id, 0)] == [
+            (TrialState.TIMEOUT, "TIMEOUT"), (TrialState.INVALID, "INVALID")]
+        assert all(type(t.state) is TrialState for t in storage.trials(run_id))
+        assert storage.result_for_hash(run_id, "h1").state is TrialState.TIMEOUT
+        counts = storage.counts(run_id)
+        assert all(type(k) is str for k in counts) and counts["TIMEOUT"] == counts[TrialState.INVALID] == 1
+
     def test_finish_refuses_waiting_and_foreign_requests(self, storage, run_id):
         a, _b = storage.add_requests(run_id, [req(1), req(2)])
         assert not storage.finish(a, "w1", state="OK", value=1.0)  # still WAITING

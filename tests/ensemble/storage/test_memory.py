@@ -158,14 +158,14 @@ def test_timestamps_are_naive_utc_and_ordered():
 
     s = MemoryStorage()
     run_id = s.create_run("r", app="a", space_json="{}", space_hash="h")
-    before = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    before = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     (rid,) = s.add_requests(run_id, [req(1)])
     s.claim(run_id, "w")
     s.finish(rid, "w", state="OK", value=1.0)
     row = s.trials(run_id)[0]
     assert row.created_at.tzinfo is None
     assert before <= row.created_at <= row.claimed_at <= row.finished_at
-    assert abs((row.finished_at - dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)).total_seconds()) < 60
+    assert abs((row.finished_at - dt.datetime.now(dt.UTC).replace(tzinfo=None)).total_seconds()) < 60
 
 
 @pytest.mark.parametrize("times", [[], [1.0], [0.1, 2.5e-7, 1e308, -3.0], [math.inf], [math.nan, 1.0], [1, 2.0],
