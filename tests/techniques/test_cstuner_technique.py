@@ -1,112 +1,112 @@
-"""CsTuner as a technique: phases, grouping on a real space, done, saved evaluations."""
+"""CsTuner end to end through the in-memory harness: pipeline, whole budget, metrics, bad input."""
 
 from __future__ import annotations
 
-import logging
 import math
 
 import numpy as np
 import pytest
 
-pytest.importorskip("ensemble.technique")
-
-from ensemble import Integer, SearchSpace, Trial
-from ensemble.registry import create_technique
-
-
-def f(c: dict) -> float:
-    return float((c["a"] * c["b"] - 16) ** 2 + (c["c"] - 3) ** 2 + (c["d"] + c["e"]) ** 2)
+from ensemble.space import Boolean, Enum, Integer, PowerOfTwo, SearchSpace
+from ensemble.technique import Trial
+from techniques.cstuner.technique import CsTuner
+from tests.techniques.harness import run_technique
 
 
-def _space() -> SearchSpace:
+def stencil_like() -> SearchSpace:
     s = SearchSpace()
-    s.add(Integer("a", 1, 8), Integer("b", 1, 8), Integer("c", 0, 7), Integer("d", -4, 4), Integer("e", -4, 4))
+    s.add(PowerOfTwo("tbx", 1, 256), PowerOfTwo("tby", 1, 64), PowerOfTwo("ufx", 1, 8),
+          Boolean("shared"), Enum("sd", [1, 2, 3]), Integer("merge", 1, 4))
+    s.require("tbx * tby <= 256")
     return s
 
 
-def _drive(tech, space, f, limit: int = 5000) -> int:
-    evaluations = 0
-    seen: set[str] = set()
-    while not tech.done and evaluations < limit:
-        batch = tech.propose(8)
-        if tech.done:
-            break
-        assert batch, "CsTuner proposed nothing while not done and nothing pending"
-        for cfg in batch:
-            assert space.is_valid(cfg)
-            h = space.config_hash(cfg)
-            assert h not in seen, "CsTuner re-proposed a configuration it already knows"
-            seen.add(h)
-            evaluations += 1
-            tech.observe(Trial(config=cfg, config_hash=h, value=f(cfg), state="OK",
-                               technique="CsTuner", duplicate=False, evaluation=evaluations))
-    return evaluations
+def stencil_time(c: dict) -> float:
+    occupancy = abs(math.log2(c["tbx"] * c["tby"]) - 7)
+    return (1.0 + occupancy + 0.3 * abs(math.log2(c["tbx"]) - 5) + 0.5 * abs(c["ufx"] - 4) / 4
+            + (0.0 if c["shared"] else 0.4) + 0.1 * c["sd"] + 0.2 * abs(c["merge"] - 2))
 
 
-def test_cstuner_groups_searches_and_finishes() -> None:
-    space = _space()
-    tech = create_technique("CsTuner", seed=1)
-    tech.bind(space, budget=None, rng=np.random.default_rng(1))
-    n = _drive(tech, space, f)
-    assert tech.done and tech.propose(4) == []
-    assert sorted(sorted(g) for g in tech.groups) == [["a", "b"], ["c"], ["d", "e"]]
-    assert tech.best_value == 0.0
-    state = tech.state_dict()
-    assert state["phase"] == "done" and len(state["reports"]) == 3
-    # small groups (c: 8 values) are exhaustive; the report accounts every evaluation
-    modes = {tuple(sorted(r["group"])): r["mode"] for r in state["reports"]}
-    assert modes[("c",)] == "exhaustive"
-    assert n < 8 * 8 * 8 * 9 * 9
+def test_dataset_first_then_groups_and_the_whole_budget() -> None:
+    space = stencil_like()
+    tech = CsTuner(seed=1, samples=40)
+    log = run_technique(tech, space, stencil_time, budget=300, seed=1)
+    assert log.unique == 300                           # never ends early with budget and unseen configs
+    assert all(space.is_valid(c) for c in log.proposals)
+    assert tech.n_samples == 40 and tech.phase != "dataset"
+    assert sorted(n for g in tech.groups for n in g) == sorted(space.names)
+    assert "objective" in tech.models                  # no metrics: PMNF on the objective
+    assert tech.reports and log.best_value <= min(stencil_time(c) for c in log.proposals[:40])
 
 
-def test_cstuner_plateau_group_saves_evaluations(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="ensemble.techniques.cstuner")
-    s = SearchSpace()
-    s.add(Integer("x", 0, 63), Integer("y", 0, 63))
-    tech = create_technique("CsTuner", seed=2, population=20, generations=10)
-    tech.bind(s, budget=None, rng=np.random.default_rng(2))
-    _drive(tech, s, lambda c: 1.0)
-    assert tech.done
-    saved = tech.state_dict()["saved"]
-    assert saved >= 100
-    assert all(r["reason"] in ("cv", "exhaustive") for r in tech.state_dict()["reports"])
-    # the report line users see in the log
-    lines = [r.getMessage() for r in caplog.records if "saved" in r.getMessage()]
-    assert lines and all("fixed budget of 200" in m for m in lines if "(cv)" in m)
+def test_dataset_is_capped_by_a_quarter_of_a_known_budget() -> None:
+    tech = CsTuner(seed=0)
+    tech.bind(stencil_like(), budget=100, rng=np.random.default_rng(0))
+    assert tech.n_samples == 25
+    tech.bind(stencil_like(), budget=10_000, rng=np.random.default_rng(0))
+    assert tech.n_samples == 128                       # the paper's N
 
 
-def test_bandit_stops_asking_a_finished_cstuner() -> None:
-    s = SearchSpace()
-    s.add(Integer("x", 0, 5), Integer("y", 0, 5))
-    bandit = create_technique("AUCBandit", seed=1, arms=["CsTuner", "GA"])
-    bandit.bind(s, budget=None, rng=np.random.default_rng(1))
-    cs = bandit.arms[0]
-    n = 0
-    while n < 300:
-        for cfg in bandit.propose(4):
-            n += 1
-            h = s.config_hash(cfg)
-            bandit.observe(Trial(config=cfg, config_hash=h, value=float((cfg["x"] - 2) ** 2 + cfg["y"]),
-                                 state="OK", technique=bandit.credit_name(h) or "", duplicate=False,
-                                 evaluation=n))
-        if cs.done:
-            break
-    assert cs.done
-    def refuse(n: int) -> list:
-        raise AssertionError("the bandit asked a technique that reported done")
-
-    cs.propose = refuse
-    for _ in range(10):                   # the other arm keeps going; CsTuner is never asked
-        for cfg in bandit.propose(4):
-            n += 1
-            h = s.config_hash(cfg)
-            bandit.observe(Trial(config=cfg, config_hash=h, value=1.0, state="OK",
-                                 technique=bandit.credit_name(h) or "", duplicate=False, evaluation=n))
+def test_small_space_is_exhausted_then_done() -> None:
+    space = SearchSpace().add(Integer("a", 0, 5), Integer("b", 0, 3))
+    space.require("a != 2")
+    tech = CsTuner(seed=2, samples=6)
+    log = run_technique(tech, space, lambda c: (c["a"] - 4) ** 2 + c["b"], budget=1000, seed=2)
+    assert log.unique == 20 and log.best_value == 0 and tech.done
 
 
-def test_failures_do_not_break_grouping() -> None:
-    space = _space()
-    tech = create_technique("CsTuner", seed=3)
-    tech.bind(space, budget=None, rng=np.random.default_rng(3))
-    _drive(tech, space, lambda c: math.inf if c["c"] == 0 else f(c))
-    assert tech.done and tech.best_value == 0.0
+def _observe(tech: CsTuner, cfg: dict, value: float, metrics: dict | None) -> None:
+    h = tech.space.config_hash(cfg)
+    tech.observe(Trial(config=cfg, config_hash=h, value=value, state="OK" if math.isfinite(value) else "FAILED",
+                       technique="CsTuner", metrics=metrics))
+
+
+def test_metrics_are_combined_and_modelled() -> None:
+    space = stencil_like()
+    tech = CsTuner(seed=3, samples=30, num_collections=2)
+    tech.bind(space, budget=200, rng=np.random.default_rng(3))
+    for _ in range(30):
+        for cfg in tech.propose(1):
+            t = stencil_time(cfg)
+            occ = abs(math.log2(cfg["tbx"] * cfg["tby"]) - 7)
+            _observe(tech, cfg, t, {"dram_bytes": 2 * t, "l2_hit": 1.0 - 0.1 * t, "achieved_occupancy": -occ,
+                                    "warps": -2 * occ + 0.01 * cfg["merge"], "time": t})
+    assert tech.propose(1)                           # the model stage ran and the search proposes
+    assert tech.phase == "groups" and len(tech.selected_metrics) == 2
+    assert set(tech.models) == set(tech.selected_metrics)
+    assert "time" not in tech.selected_metrics
+
+
+def test_every_sample_failed_falls_back_and_keeps_searching() -> None:
+    space = stencil_like()
+    calls = {"n": 0}
+
+    def f(c: dict) -> float:
+        calls["n"] += 1
+        return math.inf if calls["n"] <= 20 else stencil_time(c)
+
+    tech = CsTuner(seed=4, samples=20)
+    log = run_technique(tech, space, f, budget=80, seed=4)
+    assert log.unique == 80 and math.isfinite(log.best_value)
+    assert any("every dataset sample failed" in x for x in tech.fallbacks)
+
+
+def test_fewer_samples_than_parameters_is_a_documented_fallback() -> None:
+    tech = CsTuner(seed=5, samples=3)
+    log = run_technique(tech, stencil_like(), stencil_time, budget=60, seed=5)
+    assert log.unique == 60
+    assert any("successful samples" in x for x in tech.fallbacks)
+
+
+def test_one_parameter_space() -> None:
+    space = SearchSpace().add(Integer("x", 0, 99))
+    tech = CsTuner(seed=6, samples=10)
+    log = run_technique(tech, space, lambda c: (c["x"] - 42) ** 2, budget=60, seed=6)
+    assert tech.groups == [["x"]] and log.unique == 60 and log.best_value <= 4
+
+
+def test_bad_options_name_the_argument() -> None:
+    with pytest.raises(Exception, match="sampling_ratio"):
+        CsTuner(sampling_ratio=0.0)
+    with pytest.raises(Exception, match="samples"):
+        CsTuner(samples=0)
