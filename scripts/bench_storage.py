@@ -1,6 +1,6 @@
-"""Per-operation cost of the results database (Storage) against hand-written sqlite3 peers.
+"""Per-operation cost of the results stores (SQL and in-memory) against hand-written sqlite3 peers.
 
-    python -m scripts.bench_storage [--n 2000] [--postgres URL]
+    python -m scripts.bench_storage [--n 2000] [--postgres URL] [--no-memory]
 
 Each row times one Storage call (one transaction, committed) on a fresh SQLite
 file, ``--n`` times, and reports the median and 90th percentile in
@@ -12,7 +12,12 @@ microseconds.  Peers, run in the same command on the same machine:
 * ``sqlite3 default journal``: the same hand-written statements with SQLite's
   defaults (rollback journal, synchronous=FULL): what a commit per result
   costs without WAL (an fsync or more per commit);
-* ``--postgres URL``: the Storage calls on PostgreSQL as well.
+* ``--postgres URL``: the Storage calls on PostgreSQL as well;
+* ``MemoryStorage`` (``memory://``, unless ``--no-memory``): the same calls
+  on the in-memory store, the floor of the storage interface itself.
+
+The row ``per trial: add_and_claim+finish`` is the search driver's hot path
+with one same-thread worker (insert already claimed, then finish).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable
 
-from ensemble.storage import NewRequest, Storage
+from ensemble.storage import NewRequest, Storage, open_storage
 
 Op = Callable[[int], object]
 
@@ -46,7 +51,7 @@ def _summary(xs: list[float]) -> tuple[float, float]:
 
 
 def bench_storage(url: str, n: int) -> dict[str, list[float]]:
-    s = Storage(url)
+    s = open_storage(url)
     run_id = s.create_run(f"bench-{time.time_ns()}", app="bench", space_json="{}", space_hash="h")
     res: dict[str, list[float]] = {}
     res["add_requests (1)"] = _timed(
@@ -64,6 +69,12 @@ def bench_storage(url: str, n: int) -> dict[str, list[float]]:
     trial = _timed(lambda i: (s.add_requests(run_id, [NewRequest(f'{{"y":{i}}}', f"y{i}", "Random")]),
                               s.finish(s.claim(run_id, "w")[0].request_id, "w", state="OK", value=1.0)), n)
     res["per trial: add+claim+finish"] = trial
+
+    def same_thread(i: int) -> None:
+        _ids, (claim,) = s.add_and_claim(run_id, [NewRequest(f'{{"z":{i}}}', f"z{i}", "Random", 1.0)], "w")
+        s.finish(claim.request_id, "w", state="OK", value=1.0, times=[1.0], cost=0.1)
+
+    res["per trial: add_and_claim+finish"] = _timed(same_thread, n)
     s.close()
     return res
 
@@ -128,6 +139,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=2000, help="calls per operation (default 2000)")
     ap.add_argument("--postgres", metavar="URL", help="also time Storage on this PostgreSQL URL")
+    ap.add_argument("--no-memory", action="store_true", help="leave out the in-memory store's column")
     args = ap.parse_args(argv)
     n_raw = max(50, args.n // 10)  # the default-journal peer fsyncs: keep it short
     columns: dict[str, dict[str, list[float]]] = {}
@@ -137,6 +149,8 @@ def main(argv: list[str] | None = None) -> None:
         columns[f"sqlite3 default journal (n={n_raw})"] = bench_raw_sqlite(f"{tmp}/raw_del.db", n_raw, wal=False)
     if args.postgres:
         columns["Storage PostgreSQL"] = bench_storage(args.postgres, args.n)
+    if not args.no_memory:
+        columns["MemoryStorage"] = bench_storage("memory://", args.n)
     print(f"# bench_storage  n={args.n}  {platform.node()}  {platform.processor() or platform.machine()}  "
           f"python {platform.python_version()}  sqlite {sqlite3.sqlite_version}")
     names = list(columns)
@@ -148,7 +162,7 @@ def main(argv: list[str] | None = None) -> None:
         for c in names:
             if op in columns[c]:
                 med, p90 = _summary(columns[c][op])
-                cells.append(f"{med:.0f} ({p90:.0f})")
+                cells.append(f"{med:.0f} ({p90:.0f})" if med >= 10 else f"{med:.1f} ({p90:.1f})")
             else:
                 cells.append("-")
         print(f"| {op} | " + " | ".join(cells) + " |")
@@ -156,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
     for c in names[1:]:
         if "per trial: add+claim+finish" in columns[c]:
             other = statistics.median(columns[c]["per trial: add+claim+finish"])
-            print(f"per-trial ratio {c} / Storage SQLite WAL: {other / base:.2f}")
+            print(f"per-trial ratio {c} / Storage SQLite WAL: {other / base:.3g}")
 
 
 if __name__ == "__main__":
