@@ -53,7 +53,8 @@ def scenarios(profile: str, seed: int) -> list[Scenario]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--database", required=True, metavar="URL")
+    ap.add_argument("--database", required=True, metavar="URL", nargs="+",
+                    help="results database (several with --export-only: one extract of all)")
     ap.add_argument("--profile", choices=sorted(PROFILES), default="pocl")
     ap.add_argument("--grid", choices=("compact", "paper", "pow2"), default=None,
                     help="default: pow2 for the pocl and tiny profiles, compact for gpu")
@@ -86,16 +87,16 @@ def main(argv: list[str] | None = None) -> int:
             break
         ts = time.perf_counter()
         try:
-            name = sweep_scenario(sc, be, a.database, grid=grid, repeats=a.repeats, seed=a.seed)
+            name = sweep_scenario(sc, be, a.database[0], grid=grid, repeats=a.repeats, seed=a.seed)
         except Exception as exc:  # one broken scenario must not end the sweep: report and go on
             print(f"[{i + 1}/{len(todo)}] {sc.kernel.name} {sc.rows}x{sc.cols}: FAILED {exc!r}", flush=True)
             continue
         done += 1
         print(f"[{i + 1}/{len(todo)}] {name} {time.perf_counter() - ts:.1f} s", flush=True)
         if a.export and done % a.export_every == 0:
-            export_database(a.database, a.export)
+            export_database(a.database[0], a.export)
     if a.export:
-        print("exported (scenarios, rows):", export_database(a.database, a.export), flush=True)
+        print("exported (scenarios, rows):", export_database(a.database[0], a.export), flush=True)
     print(f"total {time.perf_counter() - t0:.0f} s, {done} scenarios", flush=True)
     return 0
 

@@ -68,14 +68,28 @@ def _flatten(features: dict[str, Any]) -> dict[str, float]:
     return out
 
 
-def export_database(database: str, out_dir: str | Path) -> tuple[int, int]:
-    """Write the extract from every complete ``wg:`` run of ``database``; returns (scenarios, rows)."""
-    from ensemble.storage import Storage
-
+def export_database(database: str | list[str], out_dir: str | Path) -> tuple[int, int]:
+    """Write the extract from every complete ``wg:`` run of one or more databases; returns (scenarios, rows)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     srows: list[dict[str, Any]] = []
     mrows: list[tuple[str, int, int, str, int]] = []
+    for db in [database] if isinstance(database, str) else database:
+        _export_one(db, srows, mrows)
+    with gzip.open(out / "scenarios.csv.gz", "wt", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(_SCENARIO_COLS))
+        w.writeheader()
+        w.writerows(srows)
+    with gzip.open(out / "measurements.csv.gz", "wt", newline="") as fh:
+        w2 = csv.writer(fh)
+        w2.writerow(("scenario", "wr", "wc", "time", "refused"))
+        w2.writerows(sorted(mrows))
+    return len(srows), len(mrows)
+
+
+def _export_one(database: str, srows: list[dict[str, Any]], mrows: list[tuple[str, int, int, str, int]]) -> None:
+    from ensemble.storage import Storage
+
     with Storage(database) as st:
         for run in st.list_runs():
             if not run.name.startswith("wg:"):
@@ -95,15 +109,6 @@ def export_database(database: str, out_dir: str | Path) -> tuple[int, int]:
                 tm = t.metrics.get("time") if t.state == "OK" else None
                 mrows.append((run.name, int(c["wr"]), int(c["wc"]), "" if tm is None else repr(float(tm)),
                               int(refused)))
-    with gzip.open(out / "scenarios.csv.gz", "wt", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(_SCENARIO_COLS))
-        w.writeheader()
-        w.writerows(srows)
-    with gzip.open(out / "measurements.csv.gz", "wt", newline="") as fh:
-        w2 = csv.writer(fh)
-        w2.writerow(("scenario", "wr", "wc", "time", "refused"))
-        w2.writerows(sorted(mrows))
-    return len(srows), len(mrows)
 
 
 def _read(path: Path) -> list[dict[str, str]]:
