@@ -61,6 +61,7 @@ _LAZY: dict[str, str] = {
     "tune": "ensemble.tune",
     "Tuner": "ensemble.tune",
     "TuneResult": "ensemble.tune",
+    "RunSession": "ensemble.driver.session",
     "RunSettings": "ensemble.settings",
 }
 

@@ -116,8 +116,8 @@ def print_result(result: Any, out: Any = None) -> None:
 def run_app_main(app_class: type, argv: list[str], prog: str | None = None,
                  parents: Sequence[argparse.ArgumentParser] = ()) -> int:
     """Parse flags for ``app_class``, tune, print the best configuration."""
-    from ensemble.app import app_reference
-    from ensemble.driver.local import build_app, run_app
+    from ensemble.driver.apps import app_reference, build_app
+    from ensemble.driver.session import run_app
 
     parser = argparse.ArgumentParser(prog=prog or app_class.__name__, parents=list(parents),
                                      description=(app_class.__doc__ or "").strip().split("\n")[0] or None)
@@ -139,16 +139,10 @@ def _run_parsed(app_class: type, ns: argparse.Namespace, argv: list[str], make_a
         settings = settings_from_args(ns)
         app = make_app()
         app.args = ns
-        from ensemble import mpi
-
-        info = mpi.detect()
-        if info is not None and info.size > 1:  # started under mpirun: every rank measures
-            result = mpi.run_app(app, settings, app_ref=app_reference(app_class), app_argv=argv,
-                                 heartbeat_timeout=settings.heartbeat_timeout)
-            if result.extra.get("rank", 0) != 0:
-                return 0
-        else:
-            result = run_app(app, settings, app_ref=app_reference(app_class), app_argv=argv)
+        # the run session picks the loop: same thread, threads, processes, or MPI under mpirun
+        result = run_app(app, settings, app_ref=app_reference(app_class), app_argv=argv)
+        if result.extra.get("rank", 0) != 0:
+            return 0
     except EnsembleError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -161,7 +155,7 @@ def _run_parsed(app_class: type, ns: argparse.Namespace, argv: list[str], make_a
 
 # -- subcommands ----------------------------------------------------------------
 def _cmd_run(ns: argparse.Namespace, rest: list[str]) -> int:
-    from ensemble.app import load_app_class
+    from ensemble.driver.apps import load_app_class
 
     app_class = load_app_class(ns.app)
     main = getattr(app_class, "main", None)
@@ -171,9 +165,9 @@ def _cmd_run(ns: argparse.Namespace, rest: list[str]) -> int:
 
 
 def _open(ns: argparse.Namespace) -> Any:
-    from ensemble.storage import Storage
+    from ensemble.storage import open_storage
 
-    return Storage(ns.database)
+    return open_storage(ns.database)
 
 
 def _find_run(storage: Any, name: str | None) -> Any:
@@ -191,7 +185,7 @@ def _find_run(storage: Any, name: str | None) -> Any:
 def _cmd_worker(ns: argparse.Namespace, rest: list[str]) -> int:
     import time
 
-    from ensemble.driver.local import serve_worker
+    from ensemble.driver.loops import serve_worker
 
     storage = _open(ns)
     deadline = time.monotonic() + ns.wait

@@ -1,12 +1,14 @@
 """MPI integration: rank detection, device binding, a shared run, a non-blocking ring.
 
 Under ``mpirun -n N python myapp.py`` every rank is a full copy of the app.
-This module lets those copies cooperate through the results database instead
-of through MPI messages: rank 0 creates or resumes the run and broadcasts its
-identity (:func:`share_run`), every rank measures on its own device
-(:func:`device_index`), and the only MPI traffic after start-up is the island
-GA's migration ring (:class:`MPIRing`) and a final barrier.  mpi4py is
-imported lazily, so the same app runs unchanged without MPI.
+This module is the MPI plumbing that lets those copies cooperate through the
+results database instead of through MPI messages: rank 0 creates or resumes
+the run and broadcasts its identity (:func:`share_run`), every rank measures
+on its own device (:func:`device_index`), and the only MPI traffic after
+start-up is the island GA's migration ring (:class:`MPIRing`) and a final
+barrier.  How a run is set up and searched under MPI is the run session's
+business (``ensemble.driver.mpi_loops``).  mpi4py is imported lazily, so the
+same app runs unchanged without MPI.
 
 Detection reads the launcher's environment first (no mpi4py import, no MPI
 initialisation for plain ``python myapp.py``): Hydra/MPICH and Slurm's PMI
@@ -34,7 +36,9 @@ __all__ = [
     "comm_world",
     "detect",
     "device_index",
+    "polite_barrier",
     "rank_device",
+    "search_mode",
     "share_run",
     "worker_name",
 ]
@@ -299,207 +303,3 @@ def search_mode(env: Mapping[str, str] | None = None) -> str:
     if mode not in ("central", "per-rank"):
         raise EnsembleError(f"ENSEMBLE_MPI_SEARCH={mode!r}: use 'central' or 'per-rank'")
     return mode
-
-
-def _open_shared_run(storage: Any, settings: Any, app_ref: str, space: Any, objective: Any,
-                     app_argv: list[str], seeds: list[dict[str, Any]], heartbeat_timeout: float,
-                     ) -> dict[str, Any]:
-    """Rank 0: create or resume the run; reclaim the old job's in-flight requests."""
-    from ensemble.driver.local import open_run
-
-    run_id, name, resumed = open_run(storage, settings, app_ref=app_ref, space=space,
-                                     objective=objective, app_argv=app_argv)
-    reclaimed = 0
-    if resumed:
-        # A new mpirun means the old job is gone: its RUNNING requests go back
-        # to WAITING now instead of after the heartbeat timeout.
-        reclaimed = storage.requeue_stale(run_id, 0.0)
-        _log.info("resuming run %r: %d in-flight request(s) reclaimed", name, reclaimed)
-    storage.put_state(run_id, "search", {"done": False})
-    return {"run_id": run_id, "name": name, "resumed": resumed, "reclaimed": reclaimed}
-
-
-def _serve_until_done(drv: Any, storage: Any, run_id: int, stop: Any = None) -> None:
-    """Measure until the search says done; never picks up work after that."""
-    pause = 0.002
-    while stop is None or not stop.is_set():
-        state = storage.get_state(run_id, "search")
-        if state and state.get("done"):
-            return
-        if drv.work_one():
-            pause = 0.002
-            continue
-        time.sleep(pause)
-        pause = min(0.01, pause * 2)
-
-
-def _user_value(objective: Any, storage: Any, run_id: int, config_hash: str, scalar: float) -> float:
-    """The objective's user-facing value of a trial (e.g. a positive throughput)."""
-    try:
-        from ensemble.result import Result
-
-        row = storage.result_for_hash(run_id, config_hash)
-        metrics = dict(row.metrics or {}) if row is not None else {}
-        return float(objective.value(Result(time=metrics.get("time"), metrics=metrics)))
-    except Exception:  # noqa: BLE001 - fall back to the ranking scalar
-        return scalar
-
-
-def _best_row(rows: Any) -> Any:
-    """The measured OK row with the lowest value (first on ties), or None."""
-    best = None
-    for r in rows:
-        usable = str(r.state) == "OK" and not r.duplicate and r.value is not None and r.value == r.value
-        if usable and (best is None or r.value < best.value):
-            best = r
-    return best
-
-
-def run_app(app: Any, settings: Any, *, app_ref: str | None = None, app_argv: list[str] | None = None,
-            technique: Any = None, heartbeat_timeout: float = 30.0, info: MPIInfo | None = None,
-            mode: str | None = None) -> Any:
-    """Tune ``app`` with every MPI rank measuring; returns the TuneResult on every rank.
-
-    Same signature and result as ``ensemble.driver.local.run_app``;
-    ``result.extra`` carries ``rank``, ``size``, ``mode`` and ``reclaimed``, so
-    callers print and write reports on rank 0 only.
-    """
-    import threading
-
-    import numpy as np
-
-    from ensemble.app import app_reference
-    from ensemble.driver.local import TuneResult, make_technique
-    from ensemble.driver.measure import MeasurementDriver
-    from ensemble.driver.search import SearchDriver
-    from ensemble.storage import Storage
-
-    comm = comm_world()
-    info = info or detect() or MPIInfo(comm.Get_rank(), comm.Get_size(), comm.Get_rank(),
-                                       comm.Get_size(), socket.gethostname())
-    mode = mode or search_mode()
-    rank, size = info.rank, info.size
-    app_ref = app_ref or app_reference(type(app))
-    space = app.space()
-    space.sample(np.random.default_rng(settings.seed), 1)   # InfeasibleSpaceError before any write
-    objective = app.objective()
-    seeds = [dict(c) for c in (app.seed_configurations() or [])]
-    for c in seeds:
-        space.check(c)
-    opened: list[Any] = []
-
-    def create() -> dict[str, Any]:
-        opened.append(Storage(settings.database))
-        return _open_shared_run(opened[0], settings, app_ref, space, objective, list(app_argv or []),
-                                seeds, heartbeat_timeout)
-
-    # Only rank 0 touches the database until the run exists: N processes creating
-    # one SQLite file and switching it to WAL at the same moment trip over its lock.
-    ident = share_run(comm, create)
-    storage = opened[0] if opened else Storage(settings.database)
-    run_id = int(ident["run_id"])
-    worker = worker_name(info)
-    hb = max(0.5, heartbeat_timeout / 4)
-    measure = MeasurementDriver(storage, run_id, app, objective, worker=worker, heartbeat_interval=hb)
-    search: Any = None
-    searching = rank == 0 or mode == "per-rank"
-    if searching:
-        tech_settings = settings
-        if mode == "per-rank" and settings.seed is not None:
-            tech_settings = settings.replace(seed=settings.seed + rank)
-        if technique is None:
-            technique = make_technique(tech_settings, space)
-        else:
-            technique.bind(space, budget=settings.test_limit, rng=np.random.default_rng(tech_settings.seed))
-        # central: keep a queue for every rank (at least 2, so a lone rank never
-        # waits for the search between trials); per-rank: one request at a time.
-        workers = max(2, size) if mode == "central" else 1
-        # per-rank: the drivers share the run, so the database decides who measures a configuration
-        # and counts test_limit over every rank (Storage.submit)
-        search = SearchDriver(storage, run_id, space, technique, settings, workers=workers,
-                              trial_limit=settings.trial_limit, shared=mode == "per-rank")
-        search.stale_after = heartbeat_timeout
-        if ident["resumed"]:
-            search.restore()
-        elif seeds and rank == 0:
-            search.add_seeds(seeds)
-    try:
-        if search is None:
-            _serve_until_done(measure, storage, run_id)
-        elif mode == "central":
-            stop = threading.Event()
-            th = threading.Thread(target=_serve_until_done, args=(measure, storage, run_id, stop),
-                                  name="ensemble-mpi-rank0-worker", daemon=True)
-            th.start()
-            try:
-                pause = 0.001
-                while True:
-                    seen = search.step()
-                    if search.done:
-                        break
-                    # back off while nothing finishes: rank 0 also measures in a thread
-                    pause = 0.001 if seen else min(0.02, pause * 2)
-                    time.sleep(pause)
-            finally:
-                search.finish()
-                stop.set()
-                th.join()
-        else:
-            pause = 0.002
-            while True:
-                seen = search.step()
-                if search.done:
-                    break
-                if measure.work_one():
-                    pause = 0.002
-                    continue
-                # nothing to claim: back off while nothing finishes (ranks may outnumber cores)
-                pause = 0.002 if seen else min(0.01, pause * 2)
-                time.sleep(pause)
-            if search.budget_spent:
-                # The run's test_limit is all requested: measure the other ranks' queued requests
-                # instead of waiting at the barrier with them still WAITING (no new ones can come).
-                while measure.work_one():
-                    pass
-    finally:
-        polite_barrier(comm)   # every rank has committed its last result
-        if mode == "per-rank":
-            # Island migrants still in flight would make MPICH abort at finalisation:
-            # every send was posted before the barrier, so receive and drop them now.
-            MPIRing(comm).poll(rank)
-            polite_barrier(comm)
-    summary: dict[str, Any] | None = None
-    if rank == 0:
-        assert search is not None
-        if mode == "per-rank":
-            search.finish()
-        search.collect()
-        st = search.status
-        # The summary comes from the database, not from rank 0's driver: in
-        # per-rank mode that driver may not have read every other rank's rows.
-        best = _best_row(storage.trials(run_id))
-        counts = storage.counts(run_id)
-        summary = {
-            "best_config": best.config if best else None,
-            "best_value": _user_value(objective, storage, run_id, best.config_hash, float(best.value))
-            if best else None,
-            "evaluations": int(counts.get("unique", st.unique)), "trials": st.trials,
-            "failures": st.failures, "duplicates": int(counts.get("duplicates", st.duplicates)),
-            "best_technique": best.technique if best else None, "stop_reason": st.stop_reason,
-        }
-        summary["extra_measured"] = int(counts.get("measured", 0))
-        if settings.report_dir:
-            from ensemble.report import write_report
-
-            write_report(storage, run_id, settings.report_dir, objective=objective)
-    summary = json.loads(comm.bcast(json.dumps(summary), root=0))
-    assert summary is not None
-    storage.close()
-    measured_total = summary.pop("extra_measured")
-    return TuneResult(
-        run_name=str(ident["name"]), database=settings.database,
-        report_dir=settings.report_dir if rank == 0 else None,
-        extra={"rank": rank, "size": size, "mode": mode, "reclaimed": ident["reclaimed"],
-               "measured_here": measure.measured, "measured_total": measured_total},
-        **summary,
-    )

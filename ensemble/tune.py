@@ -14,13 +14,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from ensemble.app import TunerApp
-from ensemble.driver.local import TuneResult, open_run, run_app
 from ensemble.driver.measure import MeasurementDriver, worker_name
+from ensemble.driver.outcome import coerce_result
 from ensemble.driver.records import row_config
-from ensemble.driver.search import SearchDriver
+from ensemble.driver.session import RunSession, TuneResult, run_app
 from ensemble.errors import ConfigurationError, EnsembleError
 from ensemble.settings import RunSettings
 
@@ -49,6 +47,11 @@ class FunctionApp(TunerApp):
 
     def run(self, config: dict[str, Any], limit: float | None) -> Any:
         return self._function(config, limit) if self._takes_limit else self._function(config)
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        """The wrapped function (its module and name make the run's app reference)."""
+        return self._function
 
 
 def tune(app_or_function: Any, space: Any = None, *, objective: Any = None,
@@ -81,7 +84,7 @@ def tune(app_or_function: Any, space: Any = None, *, objective: Any = None,
                                  "TunerApp subclass in an importable module for process workers")
     ref = None
     if isinstance(app, FunctionApp):
-        fn = app._function
+        fn = app.function
         ref = f"{getattr(fn, '__module__', '_')}:{getattr(fn, '__qualname__', 'function')}"
     return run_app(app, RunSettings(**settings), app_ref=ref)
 
@@ -91,30 +94,30 @@ class Tuner:
 
     Every ask is a request in the database (RUNNING, claimed by this object)
     and every tell commits its result, exactly as a measurement worker would.
+    The run is set up by the same :class:`~ensemble.driver.session.RunSession`
+    as every other entry point (seed files, resume, run status, results log).
     """
 
     def __init__(self, space: Any, *, objective: Any = None, **settings: Any) -> None:
-        from ensemble.driver.local import make_technique
         from ensemble.objective import Minimize
-        from ensemble.storage import Storage
 
         self.settings = RunSettings(**settings)
         self.space = space
         self.objective = objective if objective is not None else Minimize("time")
-        space.sample(np.random.default_rng(self.settings.seed), 1)
-        self.technique = make_technique(self.settings, space)
-        self.storage = Storage(self.settings.database, busy_timeout_s=self.settings.busy_timeout)
-        self.run_id, self.run_name, resumed = open_run(
-            self.storage, self.settings, app_ref="ensemble.tune:Tuner", space=space,
-            objective=self.objective, app_argv=[])
-        self._search = SearchDriver(self.storage, self.run_id, space, self.technique, self.settings)
-        if resumed:
-            self._search.restore()
-        self.storage.put_state(self.run_id, "search", {"done": False})
+        self._session = RunSession(FunctionApp(_told_not_run, space, self.objective), self.settings,
+                                   app_ref="ensemble.tune:Tuner")
+        self._session.prepare()
+        self._session.check_processes()
+        handle = self._session.open()
+        self.run_id, self.run_name = handle.run_id, handle.name
+        self._search = self._session.start_search()
+        self.technique = self._search.technique
+        self.storage = self._session.storage
+        assert self.storage is not None
         self._worker = worker_name("asktell")
-        self._recorder = MeasurementDriver(self.storage, self.run_id, None, self.objective,
-                                           worker=self._worker)
+        self._recorder = MeasurementDriver(self.storage, self.run_id, None, self.objective, worker=self._worker)
         self._asked: dict[str, list[int]] = {}
+        self._closed = False
 
     @property
     def done(self) -> bool:
@@ -124,7 +127,7 @@ class Tuner:
     def ask(self) -> dict[str, Any]:
         """The next configuration to measure; raises EnsembleError when the run is over."""
         for _ in range(100):
-            self._search.workers = sum(len(v) for v in self._asked.values()) + 1
+            self._search.set_workers(sum(len(v) for v in self._asked.values()) + 1)
             self._search.step()
             if self._search.done:
                 raise EnsembleError(f"the run is over ({self._search.status.stop_reason}); read tuner.best")
@@ -138,13 +141,11 @@ class Tuner:
 
     def tell(self, config: dict[str, Any], value: Any) -> None:
         """Record the measurement of an asked configuration (float or Result)."""
-        from ensemble.driver.outcome import coerce_result
-
         ids = self._asked.get(self.space.config_hash(config))
         if not ids:
             raise ConfigurationError(f"tell({config!r}): this configuration was not asked for (or told twice)")
         rid = ids.pop(0)
-        self._recorder._commit(rid, coerce_result(value), 0.0)
+        self._recorder.record(rid, coerce_result(value), 0.0)
         self._search.collect()
         self._search.step()
 
@@ -154,6 +155,23 @@ class Tuner:
         st = self._search.status
         return st.best_config, st.best_value if st.best_config is not None else math.inf
 
+    def result(self) -> TuneResult:
+        """The run's summary, as ``ensemble.tune`` returns it."""
+        return self._session.summary()
+
     def close(self) -> None:
-        """Mark the search finished (attached workers stop)."""
-        self._search.finish()
+        """Mark the search finished (attached workers stop) and the run finished or interrupted."""
+        if not self._closed:
+            self._closed = True
+            self._session.end_search()
+            self._session.close()
+
+    def __enter__(self) -> Tuner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _told_not_run(config: dict[str, Any]) -> Any:  # pragma: no cover - ask/tell measures outside
+    raise EnsembleError("an ask/tell Tuner measures nothing itself; call tell(config, value)")

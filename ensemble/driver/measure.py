@@ -17,9 +17,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from typing import TYPE_CHECKING
+
+from ensemble.driver.channel import LocalResult
 from ensemble.driver.outcome import coerce_result, failure_from_exception
 from ensemble.driver.records import row_config
 from ensemble.result import Result
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ensemble.driver.channel import SameThreadChannel
+    from ensemble.storage.base import BaseStorage
 
 __all__ = ["MeasurementDriver", "worker_name"]
 
@@ -34,7 +41,7 @@ def worker_name(tag: str = "w") -> str:
 class _Heartbeat:
     """One daemon thread per driver; beats only while a trial runs long."""
 
-    def __init__(self, storage: Any, worker: str, interval: float) -> None:
+    def __init__(self, storage: BaseStorage, worker: str, interval: float) -> None:
         self.storage = storage
         self.worker = worker
         self.interval = interval
@@ -68,11 +75,17 @@ class _Heartbeat:
 
 
 class MeasurementDriver:
-    """Measures requests of one run with one app; call :meth:`work_one` or :meth:`serve`."""
+    """Measures requests of one run with one app; call :meth:`work_one` or :meth:`serve`.
+
+    ``channel``: in the same-thread loop, the search driver inserts requests
+    already claimed for this worker and hands them over through the channel,
+    and this driver hands each committed result back the same way
+    (``ensemble.driver.channel``); every other worker claims from the store.
+    """
 
     def __init__(
         self,
-        storage: Any,
+        storage: BaseStorage,
         run_id: int,
         app: Any,
         objective: Any,
@@ -81,18 +94,18 @@ class MeasurementDriver:
         heartbeat_interval: float = 5.0,
         measure_lock: threading.Lock | None = None,
         on_finish: Callable[[], None] | None = None,
+        channel: SameThreadChannel | None = None,
     ) -> None:
         self.storage = storage
         self.run_id = run_id
         self.app = app
         self.objective = objective
-        self.worker = worker or worker_name()
+        self.worker = channel.worker if channel is not None else (worker or worker_name())
+        self.channel = channel
         self.measured = 0
         self._held: list[Any] = []
         #: seconds the last measurement took (0 before the first)
         self.last_elapsed = 0.0
-        #: (request_id, state, value) of the last result this driver committed
-        self.last: tuple[int, str, float | None, float | None] | None = None
         self._measure_lock = measure_lock
         self._on_finish = on_finish
         self._heartbeat = _Heartbeat(storage, self.worker, heartbeat_interval)
@@ -103,6 +116,10 @@ class MeasurementDriver:
         Requests claimed ahead stay RUNNING for this worker and are kept alive
         by its heartbeat until measured.
         """
+        if self.channel is not None and len(self.channel):
+            # requests the search inserted already claimed for this worker: no claim transaction
+            self._held.extend(self.channel.take_claims())
+            self._heartbeat.held = [c.request_id for c in self._held]
         if not self._held:
             self._held.extend(self.storage.claim(self.run_id, self.worker, batch))
             self._heartbeat.held = [c.request_id for c in self._held]
@@ -110,32 +127,19 @@ class MeasurementDriver:
             return False
         claim = self._held.pop(0)
         self._heartbeat.held = [c.request_id for c in self._held]
-        self.last = None
         self._heartbeat.begin(claim.request_id)
         try:
             result, elapsed = self._measure(row_config(claim), claim.limit_s)
         finally:
             self._heartbeat.end()
         self.last_elapsed = elapsed
-        self._commit(claim.request_id, result, elapsed)
+        self.record(claim.request_id, result, elapsed)
         return True
-
-    def adopt(self, claims: list[Any]) -> None:
-        """Take requests already claimed for this worker (``Storage.add_and_claim``) as if claimed here.
-
-        Why: the same-thread loop inserts its requests already RUNNING for this
-        worker, so :meth:`work_one` measures them without a claim transaction.
-        They are heartbeaten like claimed-ahead requests until measured.
-        """
-        if not claims:
-            return
-        self._held.extend(claims)
-        self._heartbeat.held = [c.request_id for c in self._held]
 
     @property
     def held(self) -> int:
-        """Requests claimed ahead and not measured yet."""
-        return len(self._held)
+        """Requests claimed ahead (or handed over by the channel) and not measured yet."""
+        return len(self._held) + (len(self.channel) if self.channel is not None else 0)
 
     def _measure(self, config: dict[str, Any], limit: float | None) -> tuple[Result, float]:
         app = self.app
@@ -160,7 +164,12 @@ class MeasurementDriver:
                             metrics=dict(result.metrics or {}), times=list(result.times or []))
         return result, elapsed
 
-    def _commit(self, request_id: int, result: Result, elapsed: float) -> None:
+    def record(self, request_id: int, result: Result, elapsed: float) -> bool:
+        """Commit the result of a request RUNNING for this worker; False if it was taken away.
+
+        Public for callers that measure themselves (the ask/tell ``Tuner``):
+        the result is ranked by the objective exactly as a measured one.
+        """
         state = str(getattr(result.state, "value", result.state))
         metrics = dict(result.metrics or {})
         if result.time is not None:
@@ -185,9 +194,11 @@ class MeasurementDriver:
                          request_id, self.worker)
         else:
             self.measured += 1
-            self.last = (request_id, state, value, cost)
+            if self.channel is not None:
+                self.channel.put_result(LocalResult(request_id, state, value, cost, self.worker))
         if self._on_finish is not None:
             self._on_finish()
+        return ok
 
     def close(self) -> None:
         """Stop the heartbeat thread (serve() does this itself)."""

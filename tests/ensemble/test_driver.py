@@ -234,7 +234,7 @@ def test_fast_same_thread_trials_are_inserted_claimed_with_the_same_trajectory(t
 
 
 def test_slow_same_thread_trials_stay_waiting_for_attached_workers(tmp_path, monkeypatch):
-    from ensemble.driver import local
+    from ensemble.driver import loops as local
 
     # every trial counts as slow (>= FAST_TRIAL_S): requests are inserted WAITING and claimed, so an
     # attached `ensemble-tuner worker` may take one; the trajectory is the fast path's

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from ensemble.driver.measure import MeasurementDriver
-from ensemble.driver.search import SearchDriver
+from ensemble.driver.search import SearchDriver, SearchOptions
 from ensemble.objective import Minimize
 from ensemble.settings import RunSettings
 from ensemble.storage import Storage
@@ -59,7 +59,7 @@ def _driver(url: str, run_id: int, settings: RunSettings, technique: Technique, 
     st = Storage(url)
     space = small_space(7)
     technique.bind(space, budget=settings.test_limit, rng=__import__("numpy").random.default_rng(3))
-    search = SearchDriver(st, run_id, space, technique, settings, workers=1, shared=True)
+    search = SearchDriver(st, run_id, space, technique, SearchOptions.from_settings(settings, shared=True))
     measure = MeasurementDriver(st, run_id, app or SlowQuad(), Minimize("time"), worker=f"test:{name}")
     return search, measure, st
 
@@ -70,12 +70,11 @@ def test_a_configuration_in_flight_elsewhere_is_waited_for_and_answered_as_dupli
     a_tech, b_tech = FixedList([x]), FixedList([x, {"x": 3, "y": 3}])
     a, a_measure, _ = _driver(url, run_id, settings, a_tech, "a")
     b, _b_measure, st = _driver(url, run_id, settings, b_tech, "b")
-    b.queue_depth = 1
     a.step()                                   # A inserts x (WAITING)
     b.step()                                   # B wants x too: no second request, B waits for A's
     rows = st.trials(run_id)
     assert [(r.config, r.duplicate) for r in rows] == [(x, False), ({"x": 3, "y": 3}, False)]
-    assert b._waiting_dups and b_tech.observed == []
+    assert b.ledger.waiting_dups and b_tech.observed == []
     assert a_measure.work_one()                # A's worker measures x once
     a.step()
     time.sleep(0.03)
@@ -97,7 +96,7 @@ def test_a_configuration_finished_elsewhere_is_a_duplicate_at_once(tmp_path):
     assert a_measure.work_one()
     b_tech = FixedList([x])
     b, _, st = _driver(url, run_id, settings, b_tech, "b")
-    b._known.clear()                           # B has not read A's result (it would, from its cursor)
+    b.ledger.known.clear()                           # B has not read A's result (it would, from its cursor)
     b._submit([(x, "Scripted")])
     assert [(t.config, t.duplicate) for t in b_tech.observed] == [(x, True)]
     assert [r.duplicate for r in st.trials(run_id)] == [False, True]
@@ -111,11 +110,11 @@ def test_a_withdrawn_request_waited_on_is_measured_by_the_waiter(tmp_path):
     b, b_measure, st = _driver(url, run_id, settings, b_tech, "b")
     a.step()
     b.step()
-    assert b._foreign
+    assert b.submitter.foreign
     a.status.stop_reason = "time limit reached"
     a.finish()                                 # A stops: its WAITING request is withdrawn
-    b._foreign_checked = -1e9
-    b._foreign_polled = -1e9
+    b.submitter._checked = -1e9
+    b.submitter._polled = -1e9
     b.step()                                   # B asks again: nobody measures x now, so B does
     assert b_measure.work_one()
     b.step()
@@ -125,7 +124,7 @@ def test_a_withdrawn_request_waited_on_is_measured_by_the_waiter(tmp_path):
 
 def _per_rank(search: SearchDriver, measure: MeasurementDriver, errors: list[BaseException]) -> None:
     try:
-        while True:                            # the loop of ensemble.mpi.run_app in per-rank mode
+        while True:                            # the loop of ensemble.driver.mpi_loops in per-rank mode
             search.step()
             if search.done:
                 break

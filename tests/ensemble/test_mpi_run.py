@@ -138,6 +138,32 @@ def test_per_rank_search_measures_each_configuration_once_within_test_limit(tmp_
 
 @pytest.mark.mpi
 @pytest.mark.slow
+def test_mpirun_run_has_seed_files_results_log_and_a_final_status(tmp_path: Path) -> None:
+    """Regression (issue 11): under mpirun the run goes through the same session as without MPI.
+
+    A ``--seed-configuration`` file is measured first, ``--results-log`` gets one
+    line per finished trial, and the run's status ends as "finished" (it stayed
+    "created" when MPI set up its runs by itself).
+    """
+    _need_mpi()
+    db, out = tmp_path / "seeded.db", tmp_path / "out.json"
+    seed_file, log_file = tmp_path / "seed.json", tmp_path / "log.jsonl"
+    seed_file.write_text(json.dumps({"x": 2, "y": 13}))
+    proc = _launch(db, out, "--via-main", "--limit", "20", "--seed-file", str(seed_file),
+                   "--log-file", str(log_file), n=2)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    first = _rows(db, "SELECT c.data_json, q.technique FROM requests q JOIN configurations c "
+                      "ON c.id = q.configuration_id ORDER BY q.id LIMIT 1")[0]
+    assert json.loads(first[0]) == {"x": 2, "y": 13} and first[1] == "seed"
+    assert _rows(db, "SELECT status FROM runs") == [("finished",)]
+    lines = [json.loads(line) for line in log_file.read_text().splitlines()]
+    measured = _rows(db, "SELECT COUNT(*) FROM requests WHERE state NOT IN ('WAITING', 'RUNNING')")[0][0]
+    assert len(lines) == measured >= 20
+    assert lines[0]["config"] == {"x": 2, "y": 13}
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
 def test_app_main_under_mpirun_prints_once(tmp_path: Path) -> None:
     """The user's path: ``mpirun -n 3 python myapp.py --test-limit ...`` (TunerApp.main)."""
     _need_mpi()
@@ -196,7 +222,8 @@ def _main(argv: list[str]) -> None:
     import argparse
 
     from ensemble import Integer, SearchSpace, TunerApp
-    from ensemble.mpi import comm_world, detect, run_app
+    from ensemble.driver import run_app
+    from ensemble.mpi import comm_world, detect
     from ensemble.settings import RunSettings
 
     ap = argparse.ArgumentParser()
@@ -212,6 +239,8 @@ def _main(argv: list[str]) -> None:
     ap.add_argument("--run-name", default="mpi-test")
     ap.add_argument("--side", type=int, default=16)        # the space is side x side points
     ap.add_argument("--technique", default="IslandGA")
+    ap.add_argument("--seed-file")
+    ap.add_argument("--log-file")
     ns = ap.parse_args(argv)
     info = detect()
     rank = info.rank if info else 0
@@ -230,8 +259,13 @@ def _main(argv: list[str]) -> None:
             return float((config["x"] - 11) ** 2 + (config["y"] - 4) ** 2 + 1)
 
     if ns.via_main:
+        extra = []
+        if ns.seed_file:
+            extra += ["--seed-configuration", ns.seed_file]
+        if ns.log_file:
+            extra += ["--results-log", ns.log_file]
         status = Bowl.main(["--database", f"sqlite:///{ns.db}", "--run-name", "via-main", "--technique",
-                            "IslandGA", "--test-limit", str(ns.limit), "--seed", "5", "--quiet"])
+                            "IslandGA", "--test-limit", str(ns.limit), "--seed", "5", "--quiet", *extra])
         raise SystemExit(status)
     url = ns.db if "://" in ns.db else f"sqlite:///{ns.db}"
     settings = RunSettings(technique=ns.technique, database=url, run_name=ns.run_name,
