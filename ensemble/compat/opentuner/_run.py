@@ -1,11 +1,10 @@
-"""Starting a run for an OpenTuner app: every call into our core's run entry points is here.
+"""Starting a run for an OpenTuner app: every call into the core's run entry points is here.
 
 Why one module: the core is moving to one RunSession object that every entry
 point goes through (ensemble/driver/session.py). :func:`start_run` (a whole
-run, for ``MeasurementInterface.main``) and :func:`start_asktell` (an
-ask/tell run, for ``opentuner.api.TuningRunManager``) are the only two
-places that reach the drivers, so switching to the session is a change here
-and nowhere else. :func:`run_interface` is ``main()``'s body: everything that
+run, for ``MeasurementInterface.main``: a RunSession) and :func:`start_asktell`
+(an ask/tell run, for ``opentuner.api.TuningRunManager``: the core's Tuner,
+itself on a RunSession) are the only two places that reach the drivers. :func:`run_interface` is ``main()``'s body: everything that
 can be refused (unsupported parts of OpenTuner, a bad technique name, a bad
 seed file) is checked before :func:`start_run` measures anything.
 """
@@ -31,18 +30,13 @@ _STATUS_SINKS: list[list[int]] = []
 
 def start_run(app: Any, settings: RunSettings, *, app_ref: str, app_argv: list[str],
               technique: Any = None) -> Any:
-    """Tune ``app`` (a TunerApp) under ``settings``; returns the core's TuneResult."""
-    from ensemble import mpi
-    from ensemble.driver.local import run_app
+    """Tune ``app`` (a TunerApp) under ``settings`` through the core's RunSession; returns its TuneResult.
 
-    info = mpi.detect()
-    if info is not None and info.size > 1:
-        if technique is not None:
-            raise UnsupportedError("a registered OpenTuner technique under mpirun",
-                                   "run it without mpirun, or pick one of our techniques with --technique")
-        return mpi.run_app(app, settings, app_ref=app_ref, app_argv=app_argv,
-                           heartbeat_timeout=settings.heartbeat_timeout)
-    return run_app(app, settings, app_ref=app_ref, app_argv=app_argv, technique=technique)
+    The session picks the loop (local workers, or MPI ranks under mpirun).
+    """
+    from ensemble.driver.session import RunSession
+
+    return RunSession(app, settings, app_ref=app_ref, app_argv=app_argv, technique=technique).run()
 
 
 def start_asktell(space: Any, objective: Any, settings: RunSettings) -> Any:

@@ -10,6 +10,7 @@ does the same with requests claimed in the database, so each
 from __future__ import annotations
 
 import argparse
+import time
 from typing import Any
 
 from ensemble.compat.opentuner._adapter import to_ensemble_result
@@ -18,6 +19,7 @@ from ensemble.compat.opentuner._run import choose_technique, start_asktell
 from ensemble.compat.opentuner.resultsdb.models import Configuration, DesiredResult, Result
 from ensemble.compat.opentuner.search.objective import ensemble_objective
 from ensemble.errors import EnsembleError
+from ensemble.result import Result as _EnsembleResult
 
 __all__ = ["TuningRunManager"]
 
@@ -40,14 +42,14 @@ class TuningRunManager:
                                 "TuningRunManager; pick one of our techniques (ensemble-tuner --list-techniques)")
         settings.technique = name
         self._tuner = start_asktell(self.manipulator.to_space(), objective, settings)
-        self._internal: dict[int, dict[str, Any]] = {}
+        self._internal: dict[int, tuple[dict[str, Any], float]] = {}
 
     def _desired(self, internal: dict[str, Any]) -> DesiredResult:
         view = self.manipulator.to_view(internal)
         space = self.manipulator.to_space()
         dr = DesiredResult(Configuration(view, hash=space.config_hash(internal)), requestor="ensemble",
                            limit=self.args.__dict__.get("trial_limit") or float("inf"))
-        self._internal[id(dr)] = internal
+        self._internal[id(dr)] = (internal, time.monotonic())
         return dr
 
     def get_next_desired_result(self) -> DesiredResult | None:
@@ -65,12 +67,17 @@ class TuningRunManager:
 
     def report_result(self, desired_result: DesiredResult, result: Result, result_input: Any = None) -> None:
         """Record the measurement of a configuration this manager handed out."""
-        internal = self._internal.pop(id(desired_result), None)
-        if internal is None:
+        handed = self._internal.pop(id(desired_result), None)
+        if handed is None:
             raise EnsembleError("report_result(desired_result, ...): that DesiredResult was not handed out by "
                                 "this manager's get_next_desired_result(), or was reported already")
+        internal, since = handed
         desired_result.result = result
-        self._tuner.tell(internal, to_ensemble_result(result, self.ot_objective))
+        outcome = to_ensemble_result(result, self.ot_objective)
+        if isinstance(outcome, _EnsembleResult) and outcome.cost is None:
+            # the caller measured between handing out and reporting: that is what the evaluation cost
+            outcome.cost = time.monotonic() - since
+        self._tuner.tell(internal, outcome)
 
     def get_best_configuration(self) -> Any:
         best, _ = self._tuner.best
