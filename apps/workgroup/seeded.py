@@ -11,7 +11,8 @@ described as the equivalent SkelCL kernel of :mod:`apps.workgroup.kernels`
 source gives the kernel features; the device features come from the OpenCL
 device the app measures on.  The prediction is made over the sizes the
 stencil's own space allows (``wgy`` x ``wgx`` with the rest of Garvey's
-baseline configuration), so it is always a valid configuration; the
+baseline configuration) that the training data also holds, so it is always a
+valid configuration and never an extrapolation to sizes never measured; the
 app's usual baseline stays as the second seed.  With ``--seed-technique`` the
 seed goes through the ``WorkgroupSeed`` technique instead, which then hands
 over to ``--technique``.
@@ -79,6 +80,8 @@ class SeededStencilApp(StencilApp):
         dirs = getattr(self.args, "seed_data", None)
         predictor = (train(method, model=model, data=merge(*[load(d) for d in dirs])) if dirs
                      else shipped_predictor(method, model))
+        known = [w for w in pool if w in set(predictor.pool)]  # candidates from prior observations (Alg. 2)
+        pool = known or pool
         pred = predict(predictor, opencl_source(k),
                        device_features(be.device), ny, nx, dtype, int(be.max_work_group_size), pool=pool)
         return dict(base, wgx=pred.size[1], wgy=pred.size[0]), pred
