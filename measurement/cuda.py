@@ -39,7 +39,8 @@ from measurement.process import run_command
 from measurement.timing import device_timing_result
 from measurement.verify import Verdict
 
-__all__ = ["CudaBackend", "CudaBuild", "CudaBuildError", "compile_cuda", "nvcc_available", "parse_ptxas"]
+__all__ = ["NCU_METRICS", "CudaBackend", "CudaBuild", "CudaBuildError", "compile_cuda", "ncu_available",
+           "ncu_profile", "nvcc_available", "parse_ncu_csv", "parse_ptxas"]
 
 _REFUSED = ("too many resources", "out of memory", "invalid argument", "too many threads",
             "invalid value", "shared memory", "exceeds")
@@ -280,3 +281,73 @@ class CudaBackend:
             kind = "refused" if any(s in msg.lower() for s in _REFUSED) else "launch"
             return Result(state="FAILED", reason=f"{kind}: {msg}", metrics=metrics)
         return device_timing_result(pairs, statistic=statistic, metrics=metrics, verify=verify)
+
+
+# -- Nsight Compute metrics (opt-in: ``--metrics ncu``) ----------------------------
+
+#: The metric set csTuner collects per sample (Sun et al., CLUSTER 2021, Section IV-D names SM
+#: utilisation and the L1/texture and L2 hit rates as examples of the Nsight metrics its
+#: performance dataset holds; the rest cover the memory and compute efficiency the section
+#: describes), as Nsight Compute metric names.
+NCU_METRICS: tuple[str, ...] = (
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",            # SM utilisation
+    "l1tex__t_sector_hit_rate.pct",                                # L1/texture hit rate
+    "lts__t_sector_hit_rate.pct",                                  # L2 hit rate
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",          # DRAM throughput
+    "dram__bytes.sum",                                             # DRAM traffic
+    "sm__warps_active.avg.pct_of_peak_sustained_active",           # achieved occupancy
+    "smsp__inst_executed.sum",                                     # instructions
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",              # shared-memory wavefronts
+    "gpu__time_duration.sum",                                      # kernel duration
+)
+
+
+def ncu_available(ncu: str = "ncu") -> bool:
+    """True when Nsight Compute's command line is on PATH."""
+    return shutil.which(ncu) is not None
+
+
+def parse_ncu_csv(text: str) -> dict[str, float]:
+    """``{metric: value}`` from ``ncu --csv --metrics ...`` output (the last launch profiled wins).
+
+    Values are numbers with thousands separators; units are dropped (the
+    names say what they are); unparsable values are skipped.
+    """
+    import csv
+    import io
+
+    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
+    out: dict[str, float] = {}
+    if not lines:
+        return out
+    for row in csv.DictReader(io.StringIO("\n".join(lines))):
+        name, value = row.get("Metric Name"), row.get("Metric Value")
+        if not name or value is None:
+            continue
+        try:
+            out[name] = float(value.replace(",", ""))
+        except ValueError:
+            continue
+    return out
+
+
+def ncu_profile(argv: Sequence[str], *, metrics: Sequence[str] = NCU_METRICS, kernel: str = "regex:stencil",
+                launch_skip: int = 1, timeout: float = 120.0, ncu: str = "ncu") -> dict[str, float]:
+    """Run ``argv`` under Nsight Compute and return the metrics of one launch of ``kernel``.
+
+    One program per profile: ncu replays the kernel once per metric pass, so
+    it must own the process that launches it (the tuner's own process keeps
+    its CUDA context).  Raises CudaBuildError with ncu's output when it fails
+    or reports nothing, so the caller can store the trial without metrics.
+    """
+    if not ncu_available(ncu):
+        raise MissingExtraError(f"--metrics ncu needs Nsight Compute's {ncu!r} on PATH (CUDA toolkit); "
+                                "drop --metrics or install Nsight Compute")
+    cmd = [ncu, "--csv", "--metrics", ",".join(metrics), "--kernel-name", kernel,
+           "--launch-skip", str(launch_skip), "--launch-count", "1", *argv]
+    res = run_command(cmd, timeout=timeout)
+    values = parse_ncu_csv(res.stdout or "")
+    if not values:
+        raise CudaBuildError(f"ncu reported no metrics (state {res.state}); command: {' '.join(cmd[:8])} ...",
+                             (res.stdout or "")[-2000:] + (res.stderr or "")[-2000:])
+    return values

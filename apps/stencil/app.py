@@ -81,6 +81,9 @@ class StencilApp(TunerApp):
         g.add_argument("--statistic", choices=("median", "mean", "min"), default="median")
         g.add_argument("--verify-sample", type=int, default=None,
                        help="check this many random points instead of the whole output")
+        g.add_argument("--metrics", choices=("none", "ncu"), default="none",
+                       help="ncu: also profile each CUDA trial with Nsight Compute (csTuner's metric set, "
+                            "stored in the trial's metrics; about 1-3 s more per trial)")
 
     # -- tuner API -----------------------------------------------------------------
     def space(self) -> Any:
@@ -123,4 +126,8 @@ class StencilApp(TunerApp):
         res = self.runner().measure(artifact)
         if res.time:
             res.metrics["gbs"] = self.stencil.compulsory_bytes() / res.time / 1e9
+        if getattr(self.args, "metrics", "none") == "ncu" and res.state == "OK" and self.backend_name == "cuda":
+            from apps.stencil.cuda_metrics import nsight_metrics
+
+            res.metrics.update(nsight_metrics(self.args, config))
         return res

@@ -1,0 +1,320 @@
+"""csTuner's comparison (Sun et al., CLUSTER 2021, Section V, Figs. 8-9) on our GPU, start to finish.
+
+Run on the GPU machine (``. scripts/gpu_env.sh`` first):
+
+    python -m scripts.bench_cstuner_gpu --stencils j3d7pt,helmholtz --budget 48 --reps 2 --out $OUT
+
+For each repetition, stencil of Table III and tuner, one tuning run of
+``--budget`` unique evaluations through ``ensemble.tune`` (kernels compiled
+in parallel by ``--parallelism`` threads, measured one at a time), each in
+its own SQLite database.  The traces are read back from the database: every
+non-duplicate result in the order it finished, with its wall time since the
+run was created (compile time included).  Tuners:
+
+* ``CsTuner``: csTuner in one process (two sub-populations on a local ring);
+* ``CsTuner-mpi2``: the same under ``mpirun -n 2`` (central mode: rank 0
+  searches with one sub-population per rank, both ranks measure; on a
+  one-GPU machine both ranks share the GPU, so their timings can disturb
+  each other: labelled as such);
+* ``cstuner-ensemble``: the design-card preset (AUC bandit over NelderMead,
+  SimulatedAnnealing and csTuner's grouped island GA);
+* ``default``: the project's default technique;
+* ``opentuner-arms``: our AUC bandit over OpenTuner's classic arms
+  (DifferentialEvolution, GreedyMutation, NormalGreedyMutation, NelderMead),
+  not OpenTuner itself (it cannot be installed on the offline machine).
+
+Outputs under ``--out``: ``runs.jsonl`` (one line per run, written as it
+ends, so a cut run keeps what finished), ``summary.md`` (the table),
+``iso_iteration.png`` and ``iso_time.png`` (best kernel time against
+evaluations and against wall time, mean over repetitions).  ``--backend
+opencl --size 24`` runs the same pipeline on PoCL for a local check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+TUNERS = ("CsTuner", "cstuner-ensemble", "default", "opentuner-arms", "CsTuner-mpi2")
+OPENTUNER_ARMS = ("DifferentialEvolution", "GreedyMutation", "NormalGreedyMutation", "NelderMead")
+#: the paper's iso-time result on V100 x 2 (Section V-B, Fig. 10): csTuner's speedup over each method
+PAPER = {"OpenTuner": 1.3, "Artemis": 1.2, "Garvey": 1.7}
+
+
+def _register() -> None:
+    from ensemble.registry import register, technique_names
+
+    if "opentuner-arms" not in technique_names():
+        register("opentuner-arms", "AUCBandit", arms=list(OPENTUNER_ARMS))
+
+
+_APPS: dict[str, Any] = {}
+
+
+def _app(args: argparse.Namespace, stencil: str) -> Any:
+    """One app per stencil for the whole comparison: its grids are made and uploaded once."""
+    from apps.stencil.app import StencilApp
+
+    if stencil not in _APPS:
+        ns = argparse.Namespace(stencil=stencil, size=args.size, backend=args.backend, repeats=args.repeats,
+                                warmup=1, discard_first=0, statistic="median", verify_sample=100_000,
+                                metrics="none", device=None)
+        _APPS[stencil] = StencilApp(ns)
+    return _APPS[stencil]
+
+
+def warm_up(args: argparse.Namespace, stencil: str) -> float:
+    """Make the grids, upload them and measure the baseline once, outside every timed run."""
+    from apps.stencil.cuda_gen import cuda_baseline
+    from apps.stencil.opencl_gen import opencl_baseline
+
+    t = time.time()
+    app = _app(args, stencil)
+    base = cuda_baseline() if args.backend == "cuda" else opencl_baseline()
+    if app.space().is_valid(base):
+        app.run_compiled(base, app.compile(base), None)
+    return time.time() - t
+
+
+def ncu_demo(args: argparse.Namespace, stencil: str, k: int, out: Path) -> None:
+    """``--metrics ncu`` on ``k`` random configurations: csTuner's metric set per trial."""
+    from apps.stencil.cuda_metrics import nsight_metrics
+
+    app = _app(args, stencil)
+    rows = []
+    for cfg in app.space().sample(np.random.default_rng(0), k):
+        t = time.time()
+        rows.append({"config": cfg, "metrics": nsight_metrics(app.args, dict(cfg)), "seconds": time.time() - t})
+        (out / "ncu_demo.json").write_text(json.dumps(rows, indent=1, default=str))
+        print(f"ncu {stencil}: {len(rows[-1]['metrics'])} metrics in {rows[-1]['seconds']:.1f} s", flush=True)
+
+
+def _trace(db: str) -> list[tuple[float, float]]:
+    """(seconds since the run was created, value) of each measured result, in finishing order."""
+    con = sqlite3.connect(db)
+    try:
+        created = con.execute("SELECT created_at FROM runs ORDER BY id LIMIT 1").fetchone()[0]
+        rows = con.execute(
+            "SELECT q.finished_at, r.value, r.state FROM results r JOIN requests q ON q.id = r.request_id "
+            "WHERE q.duplicate = 0 AND q.finished_at IS NOT NULL ORDER BY q.finished_at").fetchall()
+    finally:
+        con.close()
+    t0 = datetime.fromisoformat(str(created))
+    out = []
+    for fin, value, state in rows:
+        v = float(value) if value is not None and str(state) == "OK" else float("inf")
+        out.append(((datetime.fromisoformat(str(fin)) - t0).total_seconds(), v))
+    return out
+
+
+def one_run(args: argparse.Namespace, stencil: str, tuner: str, rep: int, tmp: str) -> dict[str, Any]:
+    """One tuning run; returns its record (trace, best, wall seconds)."""
+    db = os.path.join(tmp, f"{stencil}-{tuner}-{rep}.db")
+    t = time.time()
+    err = None
+    if tuner == "CsTuner-mpi2":
+        cmd = [args.mpirun, "-n", "2", *args.mpirun_flags.split(), sys.executable, "-m",
+               "scripts.bench_cstuner_gpu", "--one-run", stencil, "--db", db, "--seed", str(rep),
+               "--budget", str(args.budget), "--backend", args.backend, "--parallelism",
+               str(max(1, args.parallelism // 2)), "--repeats", str(args.repeats)]
+        if args.size:
+            cmd += ["--size", str(args.size)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.run_timeout,
+                              env=dict(os.environ, ENSEMBLE_MPI_SEARCH="central"))
+        if proc.returncode != 0:
+            err = (proc.stdout[-800:] + proc.stderr[-800:]).strip()
+    else:
+        try:
+            _tune(args, stencil, tuner, db, rep)
+        except Exception as exc:  # noqa: BLE001 - one failed run must not stop the comparison
+            err = f"{type(exc).__name__}: {exc}"
+    wall = time.time() - t
+    trace = _trace(db) if os.path.exists(db) else []
+    finite = [v for _, v in trace if np.isfinite(v)]
+    return {"stencil": stencil, "tuner": tuner, "rep": rep, "budget": args.budget, "wall_s": wall,
+            "evaluations": len(trace), "best_s": min(finite) if finite else None, "trace": trace,
+            "error": err}
+
+
+def _tune(args: argparse.Namespace, stencil: str, tuner: str, db: str, seed: int) -> Any:
+    from ensemble.tune import tune
+
+    _register()
+    technique = "CsTuner" if tuner == "CsTuner-mpi2" else tuner
+    return tune(_app(args, stencil), test_limit=args.budget, parallelism=args.parallelism,
+                database=f"sqlite:///{db}", run_name=f"{stencil}-{tuner}-{seed}", seed=seed,
+                technique=technique, quiet=True)
+
+
+def _main_via_app(args: argparse.Namespace) -> int:
+    """``--one-run STENCIL``: the MPI program of ``CsTuner-mpi2`` (every rank runs this)."""
+    from apps.stencil.app import StencilApp
+
+    argv = ["--database", f"sqlite:///{args.db}", "--run-name", f"{args.one_run}-mpi2", "--technique", "CsTuner",
+            "--test-limit", str(args.budget), "--seed", str(args.seed), "--parallelism", str(args.parallelism),
+            "--stencil", args.one_run, "--backend", args.backend, "--repeats", str(args.repeats), "--quiet"]
+    if args.size:
+        argv += ["--size", str(args.size)]
+    return int(StencilApp.main(argv) or 0)
+
+
+# -- summary -----------------------------------------------------------------------
+
+def _best_curve(trace: list[tuple[float, float]], budget: int) -> np.ndarray:
+    best, out = np.inf, np.full(budget, np.nan)
+    for k, (_, v) in enumerate(trace[:budget]):
+        best = min(best, v)
+        out[k] = best
+    return out
+
+
+def _best_at(trace: list[tuple[float, float]], t: float) -> float:
+    vals = [v for s, v in trace if s <= t]
+    return min(vals) if vals else np.inf
+
+
+def summarize(runs: list[dict[str, Any]], out: Path) -> str:
+    """Table + iso-iteration / iso-time plots from the run records."""
+    stencils = sorted({r["stencil"] for r in runs})
+    tuners = [t for t in TUNERS if any(r["tuner"] == t for r in runs)]
+    lines = ["| stencil | tuner | reps | mean evals | mean wall s | mean best ms (final) | "
+             "mean best ms at iso-time | this / CsTuner at iso-time |", "|---|---|---|---|---|---|---|---|"]
+    for st in stencils:
+        rs = [r for r in runs if r["stencil"] == st and r["trace"]]
+        if not rs:
+            continue
+        # iso-time: the shortest wall time any run of this stencil took (every run had that long),
+        # but no earlier than every run's first result
+        t_iso = max(min(r["trace"][-1][0] for r in rs), max(r["trace"][0][0] for r in rs))
+        iso = {t: [_best_at(r["trace"], t_iso) for r in rs if r["tuner"] == t] for t in tuners}
+        mean_iso = {t: float(np.mean(v)) if v and np.all(np.isfinite(v)) else np.inf for t, v in iso.items()}
+        for t in tuners:
+            tr = [r for r in rs if r["tuner"] == t]
+            if not tr:
+                continue
+            finals = [r["best_s"] for r in tr if r["best_s"] is not None]
+            sp = mean_iso[t] / mean_iso.get("CsTuner", np.inf) if np.isfinite(mean_iso[t]) else np.nan
+            lines.append(
+                f"| {st} | {t} | {len(tr)} | {np.mean([r['evaluations'] for r in tr]):.0f} | "
+                f"{np.mean([r['wall_s'] for r in tr]):.0f} | "
+                f"{1e3 * np.mean(finals):.4f} | {1e3 * mean_iso[t]:.4f} (t={t_iso:.0f} s) | "
+                f"{sp:.2f}x |" if finals else f"| {st} | {t} | {len(tr)} | - | - | - | - | - |")
+    table = "\n".join(lines)
+    try:
+        _plots(runs, stencils, tuners, out)
+    except Exception as exc:  # noqa: BLE001 - the table matters more than the pictures
+        table += f"\n\n(plots failed: {type(exc).__name__}: {exc})"
+    return table
+
+
+def _plots(runs: list[dict[str, Any]], stencils: list[str], tuners: list[str], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    for kind in ("iteration", "time"):
+        fig, axes = plt.subplots(1, len(stencils), figsize=(5 * len(stencils), 3.8), squeeze=False)
+        for ax, st in zip(axes[0], stencils):
+            for t in tuners:
+                tr = [r for r in runs if r["stencil"] == st and r["tuner"] == t and r["trace"]]
+                if not tr:
+                    continue
+                if kind == "iteration":
+                    budget = max(r["budget"] for r in tr)
+                    curves = np.array([_best_curve(r["trace"], budget) for r in tr])
+                    with np.errstate(all="ignore"):
+                        y = np.nanmean(np.where(np.isfinite(curves), curves, np.nan), axis=0)
+                    ax.plot(np.arange(1, budget + 1), 1e3 * y, label=t)
+                else:
+                    t_end = max(r["trace"][-1][0] for r in tr)
+                    grid = np.linspace(0, t_end, 200)
+                    ys = np.array([[_best_at(r["trace"], g) for g in grid] for r in tr])
+                    with np.errstate(all="ignore"):
+                        y = np.nanmean(np.where(np.isfinite(ys), ys, np.nan), axis=0)
+                    ax.plot(grid, 1e3 * y, label=t)
+            ax.set_title(st)
+            ax.set_xlabel("evaluations" if kind == "iteration" else "wall time (s, compile included)")
+            ax.set_ylabel("best kernel time (ms)")
+            ax.set_yscale("log")
+        axes[0][0].legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(out / f"iso_{kind}.png", dpi=110)
+        plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--stencils", default="j3d7pt,helmholtz")
+    ap.add_argument("--tuners", default=",".join(TUNERS))
+    ap.add_argument("--budget", type=int, default=48, help="unique evaluations per run")
+    ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--size", type=int, default=None, help="grid edge (default: the paper's, Table III)")
+    ap.add_argument("--backend", choices=("cuda", "opencl"), default="cuda")
+    ap.add_argument("--parallelism", type=int, default=os.cpu_count() or 2, help="kernels compiled at once")
+    ap.add_argument("--repeats", type=int, default=5, help="timed launches per configuration")
+    ap.add_argument("--deadline", type=float, default=None, help="start no run after this many seconds")
+    ap.add_argument("--run-timeout", type=float, default=600.0)
+    ap.add_argument("--mpirun", default="mpirun")
+    ap.add_argument("--mpirun-flags", default="", help="e.g. '--allow-run-as-root --oversubscribe' (Open MPI)")
+    ap.add_argument("--out", default=".")
+    ap.add_argument("--ncu-demo", type=int, default=0, metavar="K",
+                    help="after the runs, profile K random configurations of the first stencil with --metrics ncu")
+    ap.add_argument("--summarize", default=None, help="only rebuild summary and plots from this runs.jsonl")
+    ap.add_argument("--one-run", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--db", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one_run:
+        return _main_via_app(args)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.summarize:
+        runs = [json.loads(x) for x in Path(args.summarize).read_text().splitlines() if x.strip()]
+    else:
+        runs = []
+        start = time.time()
+        tuners = [t for t in args.tuners.split(",") if t]
+        for st in args.stencils.split(","):
+            print(f"warm-up {st}: {warm_up(args, st):.1f} s", flush=True)
+        with tempfile.TemporaryDirectory() as tmp, open(out / "runs.jsonl", "a") as log:
+            for rep in range(args.reps):
+                for st in args.stencils.split(","):
+                    # rotate the order so no tuner always runs first on a freshly warmed GPU
+                    for t in tuners[rep % len(tuners):] + tuners[:rep % len(tuners)]:
+                        if args.deadline and time.time() - start > args.deadline:
+                            print(f"deadline reached: skipping {st} {t} rep {rep}", flush=True)
+                            continue
+                        rec = one_run(args, st, t, rep, tmp)
+                        runs.append(rec)
+                        log.write(json.dumps(rec) + "\n")
+                        log.flush()
+                        best = f"{1e3 * rec['best_s']:.4f} ms" if rec["best_s"] else "-"
+                        print(f"{st} {t} rep {rep}: {rec['evaluations']} evals, best {best}, "
+                              f"{rec['wall_s']:.0f} s{' ERROR ' + rec['error'][:300] if rec['error'] else ''}",
+                              flush=True)
+        if args.ncu_demo:
+            try:
+                ncu_demo(args, args.stencils.split(",")[0], args.ncu_demo, out)
+            except Exception as exc:  # noqa: BLE001 - report, keep the comparison
+                print(f"ncu demo failed: {type(exc).__name__}: {exc}", flush=True)
+    table = summarize(runs, out)
+    paper = ", ".join(f"{v}x over {k}" for k, v in PAPER.items())
+    (out / "summary.md").write_text(f"{table}\n\nPaper (V100 x 2, iso-time, Fig. 10): csTuner {paper}.\n")
+    print(table, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
