@@ -21,7 +21,7 @@ from typing import Any
 
 from ensemble.compat.opentuner._errors import UnsupportedError
 
-__all__ = ["ALIASES", "UNSUPPORTED", "opentuner_imports"]
+__all__ = ["ALIASES", "UNSUPPORTED", "install_refusal_for_compat_paths", "opentuner_imports"]
 
 _PREFIX = "ensemble.compat."
 
@@ -96,3 +96,24 @@ def opentuner_imports() -> Iterator[None]:
             del sys.modules[name]
         sys.modules.update(saved)
         clear_registered()
+
+
+class _RefuseMissingCompat(importlib.abc.MetaPathFinder):
+    """Last on sys.meta_path: ``ensemble.compat.opentuner.<an OpenTuner module we lack>`` gets our error.
+
+    An app with its imports changed asks for e.g.
+    ``ensemble.compat.opentuner.search.bandittechniques``; without this it
+    would see a bare ModuleNotFoundError instead of what to use instead.
+    """
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> None:
+        if fullname.startswith(_PREFIX + "opentuner."):
+            name = fullname[len(_PREFIX):]
+            raise UnsupportedError(f"module {name!r}", _instead(name))
+        return None
+
+
+def install_refusal_for_compat_paths() -> None:
+    """Append the finder once (it only ever answers for names under ensemble.compat.opentuner)."""
+    if not any(isinstance(f, _RefuseMissingCompat) for f in sys.meta_path):
+        sys.meta_path.append(_RefuseMissingCompat())

@@ -179,11 +179,12 @@ def run_interface(cls: type, args: argparse.Namespace, pargs: tuple[Any, ...], k
         result = start_run(app, settings, app_ref=app_reference(cls), app_argv=list(sys.argv[1:]),
                            technique=technique)
     except EnsembleError as exc:
+        # one line, no traceback; the process fails as OpenTuner's would (its main raises)
         print(f"error: {exc}", file=sys.stderr)
-        return _exit(2)
+        raise SystemExit(_exit(2)) from None
     except KeyboardInterrupt:
         print("interrupted; committed results are in the database (continue with --resume)", file=sys.stderr)
-        return _exit(130)
+        raise SystemExit(_exit(130)) from None
     if getattr(result, "extra", {}).get("rank", 0) != 0:
         return _exit(0)
     view = _print_result(result, app.manipulator)

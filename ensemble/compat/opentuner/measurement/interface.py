@@ -207,8 +207,8 @@ class MeasurementInterface:
     def main(cls, args: argparse.Namespace | Sequence[str] | None = None, *pargs: Any, **kwargs: Any) -> int:
         """Tune with OpenTuner's flags in ``args`` (a namespace from argparsers() parents, or argv).
 
-        Returns 0 on success and 2 after printing a one-line error (also
-        recorded for ``ensemble-tuner opentuner``, whose exit status it becomes).
+        Returns 0 on success; after an error it prints one line and exits with
+        status 2 (SystemExit), as a failed OpenTuner run ends the script.
         """
         from ensemble.compat.opentuner._run import run_interface
 

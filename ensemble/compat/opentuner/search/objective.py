@@ -224,6 +224,8 @@ def ensemble_objective(objective: Any) -> Objective:
                                "return one of opentuner.search.objective's classes or a subclass of SearchObjective")
     try:
         result = to_ensemble()
+    except UnsupportedError:
+        raise
     except NotImplementedError as exc:
         raise UnsupportedError(f"objective {type(objective).__name__} without result_order_by_terms()",
                                "define result_order_by_terms() returning Result columns, e.g. [Result.time]") from exc
