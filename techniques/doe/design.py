@@ -184,7 +184,7 @@ def coordinate_exchange(configs: list[dict[str, Any]], levels: Mapping[str, Sequ
                     cand = design[:i] + [c] + design[i + 1:]
                     scores.append(_log_det(matrix(cand)))
                 j = int(np.argmax(scores))
-                if scores[j] > best + 1e-9 * max(1.0, abs(best)):
+                if np.isfinite(scores[j]) and (not np.isfinite(best) or scores[j] > best + 1e-9 * max(1.0, abs(best))):
                     design[i], best, changed = trials[j], scores[j], True
         if not changed:
             break
@@ -196,7 +196,7 @@ def _biased_index(rng: np.random.Generator, n_levels: int, strategy: str) -> int
     if strategy == "biased+normal" and rng.random() < 0.08:     # Table 2: 8 % normal samples, sd 0.04 (coded)
         t = 0.5 + rng.normal(0.0, 0.02)
     else:
-        t = rng.beta(0.5, 0.5)                                   # arcsine law: mass at both ends
+        t = rng.beta(0.2, 0.2)                                   # U-shaped law: most mass at both ends
     return int(np.clip(round(t * (n_levels - 1)), 0, n_levels - 1))
 
 

@@ -186,7 +186,8 @@ class DLMT(BaseTechnique):
 
     # -- the iteration (Figure 2) ---------------------------------------------
     def _iterate(self) -> Generator[Batch, list[float], None]:
-        sub = SubSpace(self.space)
+        count = SubSpace(self.space).count(self.prediction_limit)
+        sub = SubSpace(self.space, table=None if count is None else [dict(c) for c in self.space.enumerate_valid()])
         carry: tuple[Batch, list[float]] = ([], [])   # data of a step that fixed nothing
         for k in range(self.n_steps):
             free = [f for f in self.factors if f.name not in self.fixed]

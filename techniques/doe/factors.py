@@ -23,6 +23,9 @@ import numpy as np
 
 __all__ = ["Factor", "factors_of", "frame_of", "term_width"]
 
+#: names patsy gives a meaning in formulas (a data column of that name would hide it)
+_RESERVED = frozenset({"C", "I", "Q", "np", "center", "standardize", "scale", "bs", "cr", "cc", "te"})
+
 
 @dataclass(frozen=True)
 class Factor:
@@ -38,10 +41,14 @@ class Factor:
 
     @property
     def var(self) -> str:
-        """How the factor is written in a patsy formula (``Q("...")`` for odd names)."""
-        if self.name.isidentifier() and not keyword.iskeyword(self.name) and self.name not in ("C", "I", "Q"):
-            return self.name
-        return f'Q("{self.name}")'
+        """How the factor is written in a formula and named in the data frame.
+
+        The parameter's name, except where it would shadow a formula function
+        (``C``, ``I``, ``Q``) or a Python keyword: then the name plus ``_``.
+        """
+        if keyword.iskeyword(self.name) or self.name in _RESERVED:
+            return self.name + "_"
+        return self.name
 
     @property
     def n_levels(self) -> float:
@@ -111,7 +118,7 @@ def frame_of(factors: Sequence[Factor], configs: Sequence[Mapping[str, Any]],
     """A pandas DataFrame of the factor columns (plus the response) for patsy / statsmodels."""
     import pandas as pd  # statsmodels' dependency: lazy, the `stats` extra
 
-    data: dict[str, list[Any]] = {f.name: [f.encode(c[f.name]) for c in configs] for f in factors}
+    data: dict[str, list[Any]] = {f.var: [f.encode(c[f.name]) for c in configs] for f in factors}
     if response is not None:
         data[response[0]] = [float(v) for v in response[1]]
     return pd.DataFrame(data)

@@ -12,10 +12,11 @@ the model of the significant factors, whose minimum over the valid
 configurations gives the levels to fix (step 8).
 
 Formulas are patsy formulas (R syntax, as in the paper): ``a + I(1/b) +
-C(kind)``.  The ANOVA is statsmodels' ``anova_lm`` of type II (each term
-tested after all the others that do not contain it), so the verdict on a term
-does not depend on where it is written in the formula; R's ``aov``, which the
-paper used, is sequential (type I).  That difference is listed in docs/DOE.md.
+C(kind)``.  The ANOVA tests each term by the F test of dropping it from the
+full model (statsmodels ``OLSResults.f_test``; type II for models without
+interactions), so the verdict on a term does not depend on where it is written
+in the formula; R's ``aov``, which the paper used, is sequential (type I).
+That difference is listed in docs/DOE.md.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ class Model:
         """Names of the factors that appear in ``term``."""
         out = []
         for f in self.factors:
-            pat = re.escape(f.var) if f.var.startswith("Q(") else rf"(?<![\w.]){re.escape(f.var)}(?![\w(])"
+            pat = rf"(?<![\w.]){re.escape(f.var)}(?![\w(])"
             if re.search(pat, term):
                 out.append(f.name)
         return out
@@ -128,19 +129,55 @@ def parse_formula(formula: str, factors: Sequence[Factor], response: str = "y") 
         if not model.factors_of(t):
             raise TechniqueError(
                 f"terms={formula!r}: the term {t!r} names no factor of the space; factors: "
-                f"{', '.join(f.name for f in factors)} (names that are not identifiers are written Q(\"name\"))")
+                f"{', '.join(f.var for f in factors)}")
     return model
 
 
 def model_matrix(model: Model, configs: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, list[str], dict[str, slice]]:
-    """patsy's model matrix of ``configs`` (intercept first), its column names, and term -> columns."""
+    """Model matrix of ``configs`` (intercept first), its column names, and term -> columns.
+
+    Terms written by :meth:`Factor.terms` (every automatic model) are computed
+    directly with NumPy; any other formula goes through patsy, which reads R's
+    formula language as the paper's models are written.  Both give the same
+    columns: treatment contrasts against a categorical factor's first level.
+    """
+    known = {term: f for f in model.factors for term in f.terms("full")}
+    if all(term in known for term in model.terms):
+        return _auto_matrix(model, known, configs)
     import patsy  # statsmodels' dependency: lazy
 
     frame = frame_of(model.factors, configs)
     rhs = " + ".join(model.terms) if model.terms else "1"
     dm = patsy.dmatrix(rhs, frame, NA_action="raise", return_type="matrix")
     info = dm.design_info
-    return np.asarray(dm, dtype=float), list(info.column_names), dict(info.term_name_slices)
+    slices = {_norm(k): v for k, v in info.term_name_slices.items()}
+    return np.asarray(dm, dtype=float), list(info.column_names), slices
+
+
+def _norm(term: str) -> str:
+    return term.replace(" ", "")
+
+
+def _auto_matrix(model: Model, known: Mapping[str, Factor],
+                 configs: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, list[str], dict[str, slice]]:
+    cols: list[np.ndarray] = [np.ones(len(configs))]
+    names, slices = ["Intercept"], {"Intercept": slice(0, 1)}
+    for term in model.terms:
+        f = known[term]
+        start = len(cols)
+        if f.kind == "categorical":
+            values = [c[f.name] for c in configs]
+            for level in (f.levels or ())[1:]:
+                cols.append(np.array([v == level for v in values], dtype=float))
+                names.append(f"{term}[T.{level}]")
+        else:
+            x = np.array([float(c[f.name]) for c in configs], dtype=float)
+            power = {f.var: 1, f"I({f.var} ** 2)": 2, f"I({f.var} ** 3)": 3, f"I(1 / {f.var})": -1}[term]
+            with np.errstate(divide="ignore"):
+                cols.append(x ** power if power > 0 else 1.0 / x)
+            names.append(term)
+        slices[_norm(term)] = slice(start, len(cols))
+    return np.column_stack(cols) if configs else np.zeros((0, len(cols))), names, slices
 
 
 def drop_aliased(model: Model, x: np.ndarray, slices: Mapping[str, slice]) -> tuple[Model, list[str]]:
@@ -154,27 +191,31 @@ def drop_aliased(model: Model, x: np.ndarray, slices: Mapping[str, slice]) -> tu
     from techniques.doe.design import code_columns
 
     coded = code_columns(x)
+    gram = coded.T @ coded / max(len(coded), 1)
+
+    def rank(cols: list[int]) -> int:
+        if not cols:
+            return 0
+        ev = np.linalg.eigvalsh(gram[np.ix_(cols, cols)])
+        return int(np.sum(ev > 1e-9 * max(1.0, float(ev.max()))))
+
     keep_cols = list(range(slices["Intercept"].stop)) if "Intercept" in slices else []
-    rank = np.linalg.matrix_rank(coded[:, keep_cols]) if keep_cols else 0
+    current = rank(keep_cols)
     kept, dropped = [], []
     for term in model.terms:
-        name = next((k for k in slices if _same_term(k, term)), None)
-        if name is None:
+        sl = slices.get(_norm(term))
+        if sl is None:
             dropped.append(term)
             continue
-        cols = list(range(slices[name].start, slices[name].stop))
-        new_rank = np.linalg.matrix_rank(coded[:, keep_cols + cols], tol=1e-8 * max(1, len(coded)))
-        if new_rank == rank + len(cols):
+        cols = list(range(sl.start, sl.stop))
+        new_rank = rank(keep_cols + cols)
+        if cols and new_rank == current + len(cols):
             keep_cols += cols
-            rank = new_rank
+            current = new_rank
             kept.append(term)
         else:
             dropped.append(term)
     return Model(model.response, kept, model.factors), dropped
-
-
-def _same_term(patsy_name: str, term: str) -> bool:
-    return patsy_name.replace(" ", "") == term.replace(" ", "")
 
 
 @dataclass
@@ -196,42 +237,57 @@ class Fit:
     r2: float
     anova: list[AnovaRow] = field(default_factory=list)
     result: Any = None
+    slices: dict[str, slice] = field(default_factory=dict)
 
     def predict(self, configs: Sequence[Mapping[str, Any]]) -> np.ndarray:
-        frame = frame_of(self.model.factors, configs)
-        return np.asarray(self.result.predict(frame), dtype=float)
+        x = model_matrix(self.model, configs)[0]
+        return np.asarray(x @ np.asarray(self.result.params, dtype=float), dtype=float)
 
 
 def fit(model: Model, configs: Sequence[Mapping[str, Any]], values: Sequence[float]) -> Fit:
-    """Ordinary least squares of ``model`` on the measured configurations (statsmodels formula API)."""
-    import statsmodels.formula.api as smf
+    """Ordinary least squares of ``model`` on the measured configurations (statsmodels OLS)."""
+    import statsmodels.api as sm
 
     if len(configs) != len(values):
         raise TechniqueError(f"fit(): {len(configs)} configurations but {len(values)} values; give one value each")
-    frame = frame_of(model.factors, configs, (model.response, values))
+    x, names, slices = model_matrix(model, configs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = smf.ols(model.formula, data=frame).fit()
+        result = sm.OLS(np.asarray(values, dtype=float), x).fit()
     r2 = float(result.rsquared) if np.isfinite(result.rsquared) else float("nan")
-    return Fit(model, len(values), {k: float(v) for k, v in result.params.items()}, r2, result=result)
+    return Fit(model, len(values), {k: float(v) for k, v in zip(names, result.params)}, r2, result=result,
+               slices=slices)
 
 
 def anova(f: Fit) -> list[AnovaRow]:
-    """Type II ANOVA table (step 5); empty when no residual degree of freedom is left."""
-    import statsmodels.api as sm
+    """ANOVA table (step 5): one F test per term, the term's coefficients all zero.
 
-    if f.result.df_resid < 1 or not f.model.terms:
+    statsmodels' ``OLSResults.f_test`` with the restriction that selects the
+    term's columns: the extra sum of squares of dropping the term from the
+    full model, which is the type II test for every model without interaction
+    terms (all automatic models).  Empty when no residual degree of freedom is left.
+    """
+    res = f.result
+    if res.df_resid < 1 or not f.model.terms:
         return []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        table = sm.stats.anova_lm(f.result, typ=2)
+    mse = float(res.ssr / res.df_resid)
+    p = len(res.params)
     rows = []
-    for term, r in table.iterrows():
-        fv = r.get("F")
-        pv = r.get("PR(>F)")
-        rows.append(AnovaRow(str(term), float(r["df"]), float(r["sum_sq"]),
-                             None if fv is None or not math.isfinite(fv) else float(fv),
-                             None if pv is None or not math.isfinite(pv) else float(pv)))
+    for term in f.model.terms:
+        sl = f.slices.get(_norm(term))
+        if sl is None or sl.stop <= sl.start:
+            continue
+        restriction = np.zeros((sl.stop - sl.start, p))
+        for i, col in enumerate(range(sl.start, sl.stop)):
+            restriction[i, col] = 1.0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            test = res.f_test(restriction)
+        fv, pv = float(np.squeeze(test.fvalue)), float(np.squeeze(test.pvalue))
+        df = float(test.df_num)
+        rows.append(AnovaRow(term, df, fv * df * mse if math.isfinite(fv) else float("nan"),
+                             fv if math.isfinite(fv) else None, pv if math.isfinite(pv) else None))
+    rows.append(AnovaRow("Residual", float(res.df_resid), float(res.ssr), None, None))
     f.anova = rows
     return rows
 

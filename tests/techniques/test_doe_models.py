@@ -1,0 +1,110 @@
+"""Linear models and ANOVA screening (techniques.doe.models) on data from known models."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ensemble.errors import TechniqueError
+from ensemble.space import Boolean, Enum, Integer, PowerOfTwo, SearchSpace
+from techniques.doe.design import candidate_set, code_columns, fedorov
+from techniques.doe.factors import factors_of
+from techniques.doe.models import (
+    anova,
+    auto_model,
+    drop_aliased,
+    fit,
+    model_matrix,
+    parse_formula,
+    screen,
+)
+from techniques.doe.subspace import SubSpace
+
+LEVELS = [round(-1 + 0.2 * i, 1) for i in range(11)]  # Section IV-A's levels
+ALPHA = 0.01
+
+
+def truth(c: dict) -> float:
+    """x1, x3 (linear) and x5 (quadratic) matter; x2, x4, x6 do not."""
+    return 3.0 * c["x1"] - 2.0 * c["x3"] + 1.5 * c["x5"] ** 2
+
+
+def _screen_once(seed: int) -> tuple[list[str], list[str]]:
+    space = SearchSpace().add(*[Enum(f"x{i}", LEVELS) for i in range(1, 7)])
+    rng = np.random.default_rng(seed)
+    model = auto_model(factors_of(space), "quadratic")
+    cands, _ = candidate_set(SubSpace(space), rng, 300)
+    x = code_columns(model_matrix(model, cands)[0])
+    design = fedorov(x, model.width() + 8, rng)
+    configs = [cands[i] for i in design.rows]
+    y = [truth(c) + rng.normal(0.0, 0.3) for c in configs]
+    rows = anova(fit(model, configs, y))
+    return screen(model, rows, ALPHA)
+
+
+def test_anova_keeps_the_true_factors_and_drops_the_null_ones() -> None:
+    """10 synthetic data sets: the three true factors always kept; null terms rejected at about the level."""
+    false_terms = 0
+    for seed in range(10):
+        terms, factors = _screen_once(seed)
+        assert {"x1", "x3", "x5"} <= set(factors), (seed, terms)
+        false_terms += sum(1 for t in terms if any(n in t for n in ("x2", "x4", "x6")))
+    # 6 null terms (x2, x4, x6 and their squares) x 10 data sets, each kept with probability ALPHA
+    assert false_terms <= 2
+
+
+def test_laplacian_style_formula_with_inverse_terms() -> None:
+    space = SearchSpace().add(Integer("elements_number", 1, 24), PowerOfTwo("threads_number", 32, 1024),
+                              Boolean("load_overlap"))
+    model = parse_formula("time ~ elements_number + I(1/elements_number) + threads_number + "
+                          "I(1/threads_number) + load_overlap", factors_of(space))
+    assert model.response == "time" and len(model.terms) == 5
+    rng = np.random.default_rng(0)
+    configs = space.sample(rng, 40)
+    y = [2.0 / c["elements_number"] + 0.001 * c["threads_number"] + rng.normal(0, 0.01) for c in configs]
+    f = fit(model, configs, y)
+    assert f.coefficients["I(1 / elements_number)"] == pytest.approx(2.0, rel=0.05)
+    _, factors = screen(model, anova(f), ALPHA)
+    assert factors == ["elements_number", "threads_number"]
+
+
+def test_formula_naming_an_unknown_factor_is_refused_with_the_names() -> None:
+    space = SearchSpace().add(Integer("a", 1, 4))
+    with pytest.raises(TechniqueError, match="names no factor.*factors: a"):
+        parse_formula("y ~ a + b", factors_of(space))
+
+
+def test_categorical_factor_and_names_that_clash_with_patsy() -> None:
+    space = SearchSpace().add(Enum("kind", ["x", "y", "z"]), Integer("C", 1, 8))
+    facs = factors_of(space)
+    assert [f.kind for f in facs] == ["categorical", "numeric"]
+    model = auto_model(facs, "quadratic")
+    assert model.terms[1] == "C_"
+    rng = np.random.default_rng(1)
+    configs = space.sample(rng, 30)
+    y = [{"x": 0.0, "y": 5.0, "z": 1.0}[c["kind"]] + rng.normal(0, 0.1) for c in configs]
+    _, factors = screen(model, anova(fit(model, configs, y)), ALPHA)
+    assert factors == ["kind"]
+
+
+def test_one_level_factors_and_permutations_are_not_factors() -> None:
+    space = SearchSpace().add(Integer("a", 3, 3), Enum("b", [7]), Integer("c", 0, 2))
+    assert [f.name for f in factors_of(space)] == ["c"]
+
+
+def test_aliased_terms_are_dropped_for_a_singular_candidate_set() -> None:
+    """A constraint makes b equal to a: b's terms cannot be separated from a's and are dropped."""
+    space = SearchSpace().add(Integer("a", 0, 4), Integer("b", 0, 4), Integer("c", 0, 4))
+    space.require("a == b")
+    model = auto_model(factors_of(space), "quadratic")
+    cands = [dict(c) for c in space.enumerate_valid()]
+    x, _, slices = model_matrix(model, cands)
+    kept, dropped = drop_aliased(model, x, slices)
+    assert dropped == ["b", "I(b ** 2)"]
+    assert "a" in kept.terms and "c" in kept.terms
+
+
+def test_no_residual_degree_of_freedom_gives_no_anova() -> None:
+    space = SearchSpace().add(Integer("a", 0, 4))
+    model = auto_model(factors_of(space), "linear")
+    assert anova(fit(model, [{"a": 0}, {"a": 4}], [1.0, 2.0])) == []
