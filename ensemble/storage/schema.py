@@ -143,6 +143,11 @@ def upgrade(url: str, *, busy_timeout_s: float = 30.0) -> str:
     """
     from alembic import command
 
+    if isinstance(url, str) and url[:7].lower() == "memory:":
+        raise StorageError(
+            f"--database {url!r} is an in-memory store: it has no schema on disk to upgrade and lives only in "
+            "its process; pass the sqlite:/// or postgresql:// URL of the database to upgrade"
+        )
     db = Database(url, busy_timeout_s=busy_timeout_s)
     try:
         with db.begin_migration() as conn:  # SQLite: foreign keys off (see there), checked before commit

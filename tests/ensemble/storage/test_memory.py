@@ -66,6 +66,14 @@ def test_other_urls_give_the_sql_store(tmp_path):
     s.close()
 
 
+def test_db_upgrade_of_a_memory_url_says_what_to_pass():
+    from ensemble.errors import StorageError
+    from ensemble.storage import upgrade
+
+    with pytest.raises(StorageError, match="no schema on disk to upgrade.*sqlite:///"):
+        upgrade("memory://x")
+
+
 # ------------------------------------------------------------------ threads
 def test_concurrent_claims_hand_each_request_out_once():
     """Eight threads claim and finish while two more keep inserting: every request is claimed exactly once."""
