@@ -60,7 +60,6 @@ class Case:
 
 CASES = [
     Case("rosenbrock", "rosenbrock.py", ("--test-limit", "100")),
-    Case("rosenbrock-4d", "rosenbrock.py", ("--test-limit", "200", "--dimensions", "4", "--domain", "3")),
     Case("tsp", "tsp.py", ("cities10.txt", "--test-limit", "100")),
     Case("custom_technique", "custom_technique.py", ("--technique", "CoordinateStep", "--test-limit", "60")),
     Case("api_example", "api_example.py", (), note="60 asks"),

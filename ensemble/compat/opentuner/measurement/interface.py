@@ -45,15 +45,23 @@ def _default_args() -> argparse.Namespace:
 
 
 def _limit_memory(memory_limit: int | None) -> Any:
-    def preexec() -> None:
-        import resource
+    """A preexec function capping the child's address space, or None without a limit.
 
+    Without a limit no preexec function is passed at all: one forces a plain
+    fork of this (large) process and, measured here, doubled the wall time of
+    a 50 ms program as call_program reports it.
+    """
+    if not memory_limit:
+        return None
+    import resource  # imported here, not in the child
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = lambda v: memory_limit if v == resource.RLIM_INFINITY else min(v, memory_limit)  # noqa: E731
+    limits = (cap(soft), cap(hard))
+
+    def preexec() -> None:
         try:
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            if memory_limit:
-                soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-                cap = lambda v: memory_limit if v == resource.RLIM_INFINITY else min(v, memory_limit)  # noqa: E731
-                resource.setrlimit(resource.RLIMIT_AS, (cap(soft), cap(hard)))
+            resource.setrlimit(resource.RLIMIT_AS, limits)
         except (ValueError, OSError):
             pass  # not permitted: run without the limit, as OpenTuner does
 
