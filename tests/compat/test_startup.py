@@ -98,3 +98,16 @@ def test_unsupported_part_refused_at_start_up(tmp_path, mode, app, part):
         assert lines == [lines[-1]] and lines[-1].startswith("error: OpenTuner compatibility: ")
     assert part in proc.stderr and "not supported;" in proc.stderr
     assert not (work / "measured.txt").exists()               # nothing was measured
+
+
+def test_hooks_we_never_call_are_refused_before_measuring(tmp_path, capsys):
+    class Converging(Counting):
+        def extra_convergence_criteria(self, result):
+            return result.time < 1
+
+    Counting.measured = []
+    with pytest.raises(SystemExit):
+        Converging.main(_args("--test-limit", "3", "--database", f"sqlite:///{tmp_path / 'c.db'}"))
+    err = capsys.readouterr().err
+    assert "MeasurementInterface.extra_convergence_criteria() (overridden by Converging) is not supported" in err
+    assert "--target VALUE" in err and Counting.measured == []

@@ -136,6 +136,27 @@ def _load_seed(manipulator: Any, path: str) -> Any:
                                  "written by ConfigurationManipulator.save_to_file") from exc
 
 
+#: MeasurementInterface hooks our drivers have no moment for -> what to do instead
+_UNCALLED_HOOKS = {
+    "extra_convergence_criteria": "stop with --target VALUE, --test-limit N or --stop-after SEC",
+    "pre_process": "there are no generations here; do per-measurement work in run() or compile()",
+    "post_process": "there are no generations here; do per-measurement work in run() or compile()",
+    "input_manager": "tune with the single fixed input (run() gets input=Input())",
+}
+
+
+def check_supported(interface: Any) -> None:
+    """Refuse, before anything is measured, an interface that relies on a hook we never call."""
+    from ensemble.compat.opentuner.measurement.interface import MeasurementInterface
+
+    for hook, instead in _UNCALLED_HOOKS.items():
+        if getattr(type(interface), hook) is not getattr(MeasurementInterface, hook):
+            raise UnsupportedError(f"MeasurementInterface.{hook}() (overridden by {type(interface).__name__})",
+                                   instead)
+    if getattr(interface, "_input_manager", None) is not None:
+        raise UnsupportedError("MeasurementInterface(input_manager=...)", _UNCALLED_HOOKS["input_manager"])
+
+
 def _exit(status: int) -> int:
     for sink in _STATUS_SINKS:
         sink.append(status)
@@ -160,6 +181,7 @@ def run_interface(cls: type, args: argparse.Namespace, pargs: tuple[Any, ...], k
         warn_ignored(args)
         if interface is None:
             interface = cls(args, *pargs, **kwargs)
+        check_supported(interface)
         manipulator = interface.manipulator()
         if getattr(args, "print_params", False):
             for p in manipulator.parameters():

@@ -14,8 +14,9 @@ import time
 from typing import Any
 
 from ensemble.compat.opentuner._adapter import to_ensemble_result
+from ensemble.compat.opentuner._errors import UnsupportedError
 from ensemble.compat.opentuner._flags import settings_from_args, warn_ignored
-from ensemble.compat.opentuner._run import choose_technique, start_asktell
+from ensemble.compat.opentuner._run import check_supported, choose_technique, start_asktell
 from ensemble.compat.opentuner.resultsdb.models import Configuration, DesiredResult, Result
 from ensemble.compat.opentuner.search.objective import ensemble_objective
 from ensemble.errors import EnsembleError
@@ -29,6 +30,7 @@ class TuningRunManager:
 
     def __init__(self, measurement_interface: Any, args: argparse.Namespace, **_: Any) -> None:
         warn_ignored(args)
+        check_supported(measurement_interface)
         self.measurement_interface = measurement_interface
         self.args = args
         self.manipulator = measurement_interface.manipulator()
@@ -38,8 +40,9 @@ class TuningRunManager:
         name, technique = choose_technique(getattr(args, "technique", None), self.manipulator,
                                            self.ot_objective, settings.seed)
         if technique is not None:
-            raise EnsembleError(f"--technique {name!r}: a registered OpenTuner technique cannot drive "
-                                "TuningRunManager; pick one of our techniques (ensemble-tuner --list-techniques)")
+            raise UnsupportedError(f"a registered OpenTuner technique ({name!r}) driving TuningRunManager",
+                                   "pick one of our techniques with --technique (ensemble-tuner --list-techniques), "
+                                   "or run the technique through MeasurementInterface.main")
         settings.technique = name
         self._tuner = start_asktell(self.manipulator.to_space(), objective, settings)
         self._internal: dict[int, tuple[dict[str, Any], float]] = {}
