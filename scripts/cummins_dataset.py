@@ -3,6 +3,8 @@
     python -m scripts.cummins_dataset --database sqlite:///wg_pocl.db --profile pocl --budget 1100 \
         --export docs/cummins_results/pocl
     python -m scripts.cummins_dataset --export-only --database sqlite:///wg_pocl.db --export DIR
+    python -m scripts.cummins_dataset --combine docs/cummins_results/pocl docs/cummins_results/nvidia \
+        --export apps/workgroup/data          # the shipped extract
 
 Each scenario (device, kernel, dataset size and type) is one run in the
 results database (``apps.workgroup.sweep``), so a second invocation resumes
@@ -53,7 +55,7 @@ def scenarios(profile: str, seed: int) -> list[Scenario]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--database", required=True, metavar="URL", nargs="+",
+    ap.add_argument("--database", default=None, metavar="URL", nargs="+",
                     help="results database (several with --export-only: one extract of all)")
     ap.add_argument("--profile", choices=sorted(PROFILES), default="pocl")
     ap.add_argument("--grid", choices=("compact", "paper", "pow2"), default=None,
@@ -67,7 +69,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--export", metavar="DIR", help="write scenarios.csv.gz / measurements.csv.gz here")
     ap.add_argument("--export-every", type=int, default=10)
     ap.add_argument("--export-only", action="store_true")
+    ap.add_argument("--combine", nargs="+", metavar="DIR", help="with --export: one extract of these extracts")
     a = ap.parse_args(argv)
+    if a.combine:
+        from apps.workgroup.data import combine
+
+        print("combined", combine(a.combine, a.export))
+        return 0
+    if not a.database:
+        ap.error("--database is required (except with --combine)")
     if a.export_only:
         print("exported", export_database(a.database, a.export))
         return 0

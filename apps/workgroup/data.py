@@ -30,7 +30,7 @@ import numpy as np
 from apps.workgroup.features import FEATURE_NAMES
 from ensemble.errors import ConfigurationError
 
-__all__ = ["PACKAGED", "WorkgroupData", "export_database", "load", "merge"]
+__all__ = ["PACKAGED", "WorkgroupData", "combine", "export_database", "load", "merge"]
 
 #: folder of the shipped extract
 PACKAGED = Path(__file__).resolve().parent / "data"
@@ -109,6 +109,26 @@ def _export_one(database: str, srows: list[dict[str, Any]], mrows: list[tuple[st
                 tm = t.metrics.get("time") if t.state == "OK" else None
                 mrows.append((run.name, int(c["wr"]), int(c["wc"]), "" if tm is None else repr(float(tm)),
                               int(refused)))
+
+
+def combine(folders: list[str | Path], out_dir: str | Path) -> tuple[int, int]:
+    """One extract from several (e.g. the PoCL and the NVIDIA sweeps); returns (scenarios, rows)."""
+    scen: list[dict[str, str]] = []
+    meas: list[dict[str, str]] = []
+    for f in folders:
+        scen += _read(Path(f) / "scenarios.csv.gz")
+        meas += _read(Path(f) / "measurements.csv.gz")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with gzip.open(out / "scenarios.csv.gz", "wt", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(_SCENARIO_COLS))
+        w.writeheader()
+        w.writerows(scen)
+    with gzip.open(out / "measurements.csv.gz", "wt", newline="") as fh:
+        w2 = csv.DictWriter(fh, fieldnames=["scenario", "wr", "wc", "time", "refused"])
+        w2.writeheader()
+        w2.writerows(meas)
+    return len(scen), len(meas)
 
 
 def _read(path: Path) -> list[dict[str, str]]:
