@@ -7,7 +7,13 @@ import math
 
 import pytest
 
-from techniques.cstuner.grouping import algorithm1, dataset_cvs, pair_cv, sorted_deque, value_scale
+from techniques.cstuner.grouping import (
+    algorithm1,
+    dataset_cvs,
+    pair_cv,
+    sorted_deque,
+    value_scale,
+)
 
 
 def test_algorithm1_hand_worked_deque() -> None:

@@ -10,7 +10,7 @@ import pytest
 from ensemble.space import Boolean, Enum, Integer, PowerOfTwo, SearchSpace
 from ensemble.technique import Trial
 from techniques.cstuner.technique import CsTuner
-from tests.techniques.harness import run_technique
+from tests.techniques.driven import run_technique
 
 
 def stencil_like() -> SearchSpace:

@@ -1,0 +1,36 @@
+"""The GPU comparison's bookkeeping without a GPU: Nsight CSV parsing, iso-time table, plots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from measurement.cuda import parse_ncu_csv
+from scripts.bench_cstuner_gpu import _best_at, _best_curve, summarize
+
+
+def test_parse_ncu_csv_reads_metric_rows_and_skips_noise() -> None:
+    text = ('==PROF== Connected to process 1\n'
+            '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
+            '"0","stencil_kernel","dram__bytes.sum","byte","2,160,115,776"\n'
+            '"0","stencil_kernel","lts__t_sector_hit_rate.pct","%","43.5"\n'
+            '"0","stencil_kernel","broken","","n/a"\n')
+    assert parse_ncu_csv(text) == {"dram__bytes.sum": 2160115776.0, "lts__t_sector_hit_rate.pct": 43.5}
+    assert parse_ncu_csv("no csv here") == {}
+
+
+def test_curves_and_iso_time_table(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    fast = [(1.0, 3e-3), (2.0, 1e-3), (3.0, 1e-3)]
+    slow = [(2.0, 4e-3), (4.0, 2e-3), (6.0, 1e-3)]
+    assert list(_best_curve(fast, 3)) == [3e-3, 1e-3, 1e-3]
+    assert _best_at(slow, 3.0) == 4e-3
+    runs = [{"stencil": "j3d7pt", "tuner": "CsTuner", "rep": 0, "budget": 3, "wall_s": 3, "evaluations": 3,
+             "best_s": 1e-3, "trace": fast, "error": None},
+            {"stencil": "j3d7pt", "tuner": "default", "rep": 0, "budget": 3, "wall_s": 6, "evaluations": 3,
+             "best_s": 1e-3, "trace": slow, "error": None}]
+    table = summarize(runs, tmp_path)
+    # iso-time = the shorter run's end (3 s): CsTuner 1 ms, default 4 ms -> 4.00x
+    assert "| j3d7pt | default | 1 | 3 | 6 | 1.0000 | 4.0000 (t=3 s) | 4.00x |" in table
+    assert (tmp_path / "iso_iteration.png").exists() and (tmp_path / "iso_time.png").exists()
