@@ -31,6 +31,10 @@ __all__ = ["StencilApp", "make_stencil_from_args"]
 def make_stencil_from_args(args: argparse.Namespace) -> Stencil:
     """The stencil the flags describe: ``--stencil NAME`` or ``--pattern/--dims/--radius``."""
     size = getattr(args, "size", None)
+    if getattr(args, "suite", None) == "garvey":
+        from apps.stencil.garvey_suite import garvey_benchmark
+
+        return garvey_benchmark(getattr(args, "benchmark", None) or "star3d_r1_none").stencil(size or 256)
     if getattr(args, "stencil", None):
         st = cstuner_stencil(args.stencil, size)
         if getattr(args, "dtype", None) == "float32":
@@ -55,6 +59,10 @@ class StencilApp(TunerApp):
         if self.backend_name not in ("opencl", "cuda"):
             raise ConfigurationError(f"--backend {self.backend_name!r}: use opencl or cuda")
         self.stencil = make_stencil_from_args(self.args)
+        if getattr(self.args, "heuristic", None):  # a malformed file fails here, naming line and column
+            from techniques.garvey import load_heuristic
+
+            load_heuristic(self.args.heuristic)
         self._lock = threading.Lock()
         self._runner: Any = None
         #: an existing CudaBackend / OpenCLBackend to use instead of making one (benchmarks share one)
@@ -81,13 +89,30 @@ class StencilApp(TunerApp):
         g.add_argument("--statistic", choices=("median", "mean", "min"), default="median")
         g.add_argument("--verify-sample", type=int, default=None,
                        help="check this many random points instead of the whole output")
+        g.add_argument("--suite", choices=("garvey",), help="garvey: Garvey & Abdelrahman's 104 OpenCL benchmarks")
+        g.add_argument("--benchmark", help="with --suite garvey: e.g. star2d_r3_y (docs/GARVEY.md lists them)")
+        g.add_argument("--opencl-preset", choices=("paper", "extended"), default="paper",
+                       help="OpenCL space: the paper's (default) or our generator's wider one")
+        g.add_argument("--heuristic", help="--technique garvey: dims, opts, hybrid or a specification file")
+        g.add_argument("--loading", choices=("global", "vec", "local", "image"),
+                       help="--technique garvey: fix the loading technique instead of predicting it")
         g.add_argument("--metrics", choices=("none", "ncu"), default="none",
                        help="ncu: also profile each CUDA trial with Nsight Compute (csTuner's metric set, "
                             "stored in the trial's metrics; about 1-3 s more per trial)")
 
     # -- tuner API -----------------------------------------------------------------
     def space(self) -> Any:
-        return cuda_space(self.stencil) if self.backend_name == "cuda" else opencl_space(self.stencil)
+        if self.backend_name == "cuda":
+            return cuda_space(self.stencil)
+        from apps.stencil.garvey_suite import garvey_hints
+
+        s = opencl_space(self.stencil, getattr(self.args, "opencl_preset", None) or "paper")
+        hints = garvey_hints(self.stencil)
+        for k in ("heuristic", "loading"):
+            if getattr(self.args, k, None):
+                hints[k] = getattr(self.args, k)
+        s.hints = {"garvey": hints}  # read by the garvey technique (techniques may not import apps)
+        return s
 
     def seed_configurations(self) -> list[dict[str, Any]]:
         base = cuda_baseline() if self.backend_name == "cuda" else opencl_baseline()
@@ -116,7 +141,8 @@ class StencilApp(TunerApp):
         from measurement.opencl import OpenCLBackend
 
         be = self.device_backend or OpenCLBackend(getattr(a, "platform", None), getattr(a, "device", None))
-        return OpenCLStencilRunner(self.stencil, be, **kw)
+        paper = (getattr(a, "opencl_preset", None) or "paper") == "paper"
+        return OpenCLStencilRunner(self.stencil, be, limits=not paper, image_layout="2d" if paper else "3d", **kw)
 
     def compile(self, config: dict[str, Any]) -> Any:
         """Generate and build (nvcc or the OpenCL compiler); failures come back as a Result."""

@@ -33,8 +33,9 @@ from typing import Any
 
 from apps.stencil.patterns import pattern_offsets, synthetic
 from apps.stencil.spec import Stencil
+from ensemble.errors import ConfigurationError
 
-__all__ = ["GarveyBenchmark", "LOADINGS", "garvey_features", "garvey_hints", "garvey_suite", "stratified_subset"]
+__all__ = ["GarveyBenchmark", "LOADINGS", "garvey_benchmark", "garvey_features", "garvey_hints", "garvey_suite", "stratified_subset"]
 
 #: the four data-loading techniques of Sec. 4.7 / 6.1 and the parameter values each fixes
 LOADINGS: dict[str, dict[str, Any]] = {
@@ -87,6 +88,16 @@ def garvey_suite() -> list[GarveyBenchmark]:
         out += [GarveyBenchmark("box", 1, r, u) for u in xyz] + [GarveyBenchmark("box", 2, r, u) for u in xyz]
         out.append(GarveyBenchmark("box", 3, r, None))
     return out
+
+
+def garvey_benchmark(name: str) -> GarveyBenchmark:
+    """The suite's benchmark called ``name`` (e.g. ``star2d_r3_y``, ``box3d_r2_none``)."""
+    by = {b.name: b for b in garvey_suite()}
+    if name not in by:
+        raise ConfigurationError(f"benchmark={name!r} is not in the Garvey suite; names are "
+                                 f"<pattern><dims>d_r<radius>_<unique>, e.g. {', '.join(list(by)[:4])} "
+                                 "(docs/GARVEY.md lists all 104)")
+    return by[name]
 
 
 def stratified_subset(k: int, seed: int = 0) -> list[GarveyBenchmark]:

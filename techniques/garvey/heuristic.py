@@ -71,18 +71,19 @@ class Garvey(SequentialTechnique):
     summary: ClassVar[str] = ("Garvey & Abdelrahman 2018: RF-predicted data loading, then grouped exhaustive "
                               "heuristics (dims/opts/hybrid spec files)")
 
-    def __init__(self, *, seed: int | None = None, heuristic: str = "hybrid", repeats: int = 2,
+    def __init__(self, *, seed: int | None = None, heuristic: str | None = None, repeats: int = 2,
                  loading: str | None = None, model: str | None = None,
                  hints: Mapping[str, Any] | None = None, **options: Any) -> None:
         super().__init__(seed=seed, **options)
         if int(repeats) < 0:
             raise TechniqueError(f"garvey: repeats={repeats} must be >= 0 (the paper uses 2)")
-        self.heuristic = heuristic
+        self.heuristic_option = heuristic
+        self.heuristic = heuristic or "hybrid"
         self.repeats = int(repeats)
         self.loading_option = loading
         self.model = model
         self.hints_option = dict(hints) if hints is not None else None
-        self.spec = load_heuristic(heuristic)  # parse now: a malformed file fails before any run
+        self.spec = load_heuristic(self.heuristic)  # parse now: a malformed file fails before any run
         self.loading: str | None = None
         self.groups_run = 0
         self.group_log: list[dict[str, Any]] = []
@@ -114,6 +115,18 @@ class Garvey(SequentialTechnique):
         return dict(loadings[choice])
 
     # -- the search ---------------------------------------------------------------------------------------------
+    def _on_bind(self) -> None:
+        super()._on_bind()
+        hints = self._hints()
+        # the app may name the heuristic and loading (``--heuristic FILE``, ``--loading``); options win
+        if self.heuristic_option is None and hints.get("heuristic"):
+            self.heuristic = str(hints["heuristic"])
+            self.spec = load_heuristic(self.heuristic)
+        if self.loading_option is None and hints.get("loading"):
+            self.loading_option = str(hints["loading"])
+        if self.model is None and hints.get("model"):
+            self.model = str(hints["model"])
+
     def steps(self) -> Generator[Step, Any, None]:
         hints = self._hints()
         if not hints and self.heuristic == "hybrid" and not (self.spec.targets() <= set(self.space.names)):
