@@ -254,7 +254,7 @@ def fit(model: Model, configs: Sequence[Mapping[str, Any]], values: Sequence[flo
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = sm.OLS(np.asarray(values, dtype=float), x).fit()
-    r2 = float(result.rsquared) if np.isfinite(result.rsquared) else float("nan")
+        r2 = float(result.rsquared) if np.isfinite(result.rsquared) else float("nan")
     return Fit(model, len(values), {k: float(v) for k, v in zip(names, result.params)}, r2, result=result,
                slices=slices)
 

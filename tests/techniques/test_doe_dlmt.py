@@ -1,0 +1,191 @@
+"""The DLMT technique: fixed levels respected, resume mid-step, bandit arm, report, bad input."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ensemble.errors import TechniqueError
+from ensemble.space import Boolean, Enum, Integer, PowerOfTwo, SearchSpace
+from ensemble.technique import Trial
+from techniques.bandit import AUCBandit
+from techniques.doe import DLMT
+from tests.techniques.harness import run_technique
+
+
+def space() -> SearchSpace:
+    s = SearchSpace().add(PowerOfTwo("wx", 1, 64), PowerOfTwo("wy", 1, 64), Integer("unroll", 1, 8),
+                          Enum("memory", ["global", "local", "image"]), Boolean("vector"), Integer("noise", 0, 5))
+    s.require("wx * wy <= 256")
+    return s
+
+
+def objective(c: dict[str, Any]) -> float:
+    return (abs(math.log2(c["wx"]) - 3) + 0.8 * abs(math.log2(c["wy"]) - 2) + 0.3 * (c["unroll"] - 5) ** 2
+            + {"global": 2.0, "local": 0.0, "image": 1.0}[c["memory"]] + (0.0 if c["vector"] else 0.5))
+
+
+def test_fixed_levels_are_respected_by_every_later_proposal() -> None:
+    s = space()
+    tech = DLMT(steps=4)
+    tech.bind(s, budget=120, rng=np.random.default_rng(5))
+    fixed_seen: dict[str, Any] = {}
+    seen: dict[str, float] = {}
+    while not tech.done and len(seen) < 120:
+        configs = tech.propose(3)
+        if not configs:
+            assert tech.done, "DLMT waits only while results are outstanding"
+            break
+        for c in configs:
+            assert s.is_valid(c)
+            for name, value in fixed_seen.items():
+                assert c[name] == value, f"{name} was fixed at {value} but {c[name]} was proposed"
+        for c in configs:
+            h = s.config_hash(c)
+            dup = h in seen
+            seen[h] = objective(c)
+            tech.observe(Trial(config=c, config_hash=h, value=seen[h], state="OK", technique="dlmt", duplicate=dup))
+        fixed_seen = dict(tech.fixed)
+    assert tech.done
+    assert tech.fixed, "a clear objective: some factor must have been fixed"
+    steps_fixing = [st for st in tech.steps if st.get("fixed")]
+    assert steps_fixing and all(set(st["fixed"]) <= set(tech.fixed) for st in steps_fixing)
+
+
+def _drive(tech: DLMT, s: SearchSpace, stop_after: int | None, history: list[Trial] | None = None) -> list[Trial]:
+    """Harness loop; stops (a 'kill') after ``stop_after`` unique evaluations, with one result in flight lost."""
+    trials = list(history or [])
+    seen = {t.config_hash: t.value for t in trials}
+    while not tech.done:
+        configs = tech.propose(1)
+        if not configs:
+            break
+        c = configs[0]
+        h = s.config_hash(c)
+        if stop_after is not None and len(seen) >= stop_after:
+            break  # killed: this proposal was never measured
+        dup = h in seen
+        seen[h] = objective(c)
+        t = Trial(config=c, config_hash=h, value=seen[h], state="OK", technique="dlmt", duplicate=dup)
+        tech.observe(t)
+        trials.append(t)
+    return trials
+
+
+def test_resume_after_a_kill_mid_step_continues_the_step_without_re_measuring() -> None:
+    s = space()
+    full = DLMT(seed=None)
+    full.bind(s, budget=100, rng=np.random.default_rng(21))
+    reference = _drive(full, s, None)
+    first_design = full.steps[0]["design_size"]
+    kill_at = first_design + 1 + 3  # step 1's design and predicted point, then 3 points of step 2's design
+    assert full.steps[1].get("design_size", 0) > 3
+
+    before = DLMT()
+    before.bind(s, budget=100, rng=np.random.default_rng(21))
+    history = _drive(before, s, kill_at)
+    assert len(history) == kill_at
+    step_at_kill = len(before.steps)
+
+    resumed = DLMT()
+    resumed.bind(s, budget=100, rng=np.random.default_rng(21))   # the driver hands the same seeded generator
+    resumed.restore(history)
+    next_config = resumed.propose(1)[0]
+    assert len(resumed.steps) == step_at_kill, "the resumed run must be in the step that was interrupted"
+    measured = {t.config_hash for t in history}
+    h = s.config_hash(next_config)
+    assert h not in measured, "a configuration measured before the kill is not proposed again"
+    first = Trial(config=next_config, config_hash=h, value=objective(next_config), state="OK", technique="dlmt")
+    resumed.observe(first)
+    after = [first] + _drive(resumed, s, None, history=history + [first])[len(history) + 1:]
+    assert not measured & {t.config_hash for t in after}
+    assert [t.config_hash for t in history + after] == [t.config_hash for t in reference]
+
+
+def test_works_as_an_arm_of_the_auc_bandit() -> None:
+    """An exploring bandit (c=1) over DLMT and Random: DLMT's points come in design order, then it is done.
+
+    With OpenTuner's default c=0.05 the AUC credit decides alone, and a DLMT
+    arm whose design points improve the best rarely is asked seldom; that is the
+    bandit's choice, not a DLMT rule (docs/DOE.md).
+    """
+    s = space()
+    dlmt = DLMT(steps=2)
+    bandit = AUCBandit(arms=[dlmt, "Random"], c=1.0)
+    log = run_technique(bandit, s, objective, budget=150, seed=4)
+    assert all(s.is_valid(c) for c in log.proposals)
+    assert dlmt.done, "DLMT reports done when its steps are finished"
+    assert log.unique == 150, "the bandit goes on with its other arms"
+    own = [s.config_hash(t.config) for t in log.trials if t.technique == "dlmt" and not t.duplicate]
+    design = [s.config_hash(r["config"]) for r in dlmt.steps[0]["design"]]
+    assert own[: len(design)] == design
+
+
+def test_state_dict_carries_the_report_files() -> None:
+    s = space()
+    tech = DLMT()
+    run_technique(tech, s, objective, budget=80, seed=2)
+    state = tech.state_dict()
+    files = state["report_files"]
+    assert "dlmt.md" in files
+    md = files["dlmt.md"]
+    assert "## Step 1" in md and "ANOVA" in md and "Pr(>F)" in md and "Fixed" in md
+    assert any(name.endswith(".svg") and text.startswith("<svg") for name, text in files.items())
+    import json
+
+    json.dumps(state)  # JSON-able for run_state (values are finite here)
+
+
+def test_user_formula_is_used_for_the_first_design() -> None:
+    s = space()
+    tech = DLMT(terms="time ~ wx + I(1/wx) + unroll + I(unroll**2) + C(memory)")
+    run_technique(tech, s, objective, budget=60, seed=1)
+    assert tech.steps[0]["model"].startswith("time ~ wx + I(1/wx)")
+
+
+# -- bad input --------------------------------------------------------------------------------------
+
+def test_budget_smaller_than_the_first_design_is_refused_with_the_fix() -> None:
+    with pytest.raises(TechniqueError, match="--test-limit to at least"):
+        DLMT().bind(space(), budget=5, rng=np.random.default_rng(0))
+    with pytest.raises(TechniqueError, match="design_size"):
+        DLMT(design_size=40).bind(space(), budget=30, rng=np.random.default_rng(0))
+
+
+def test_bad_options_name_the_argument() -> None:
+    with pytest.raises(TechniqueError, match="significance"):
+        DLMT(significance=1.5)
+    with pytest.raises(TechniqueError, match="steps"):
+        DLMT(steps=0)
+    with pytest.raises(TechniqueError, match="names no factor"):
+        DLMT(terms="y ~ nothere").bind(space(), budget=50, rng=np.random.default_rng(0))
+
+
+def test_a_factor_with_one_level_is_left_out() -> None:
+    s = SearchSpace().add(Integer("a", 0, 6), Integer("one", 4, 4), Enum("k", ["x", "y"]))
+    tech = DLMT()
+    log = run_technique(tech, s, lambda c: (c["a"] - 2) ** 2 + (c["k"] == "y"), budget=40, seed=0)
+    assert "one" not in tech.steps[0]["free"]
+    assert all(s.is_valid(c) for c in log.proposals)
+
+
+def test_categorical_with_more_levels_than_the_budget_is_dropped_from_the_model() -> None:
+    s = SearchSpace().add(Integer("a", 0, 9), Integer("b", 0, 9), Enum("many", [f"v{i}" for i in range(40)]))
+    tech = DLMT(steps=1)
+    log = run_technique(tech, s, lambda c: (c["a"] - 3) ** 2 + c["b"], budget=20, seed=0)
+    assert tech.steps[0]["dropped_categorical"] == ["many"]
+    assert all(s.is_valid(c) for c in log.proposals)
+    assert "many" not in tech.fixed
+
+
+def test_singular_design_drops_aliased_terms_and_reports_them() -> None:
+    s = SearchSpace().add(Integer("a", 0, 6), Integer("b", 0, 6), Integer("c", 0, 6))
+    s.require("a == b")
+    tech = DLMT(terms="quadratic")
+    log = run_technique(tech, s, lambda c: (c["a"] - 2) ** 2 + c["c"], budget=40, seed=0)
+    assert "b" in tech.steps[0]["aliased"]
+    assert all(s.is_valid(c) for c in log.proposals)
+    assert "aliased" in tech.state_dict()["report_files"]["dlmt.md"]
