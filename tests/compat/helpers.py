@@ -16,9 +16,9 @@ ENSEMBLE_TUNER = [sys.executable, "-m", "ensemble.cli"]
 
 def changed_imports(source: str) -> str:
     """What a user does to run an OpenTuner app with only its imports changed."""
-    source = re.sub(r"^import opentuner$", "from ensemble.compat import opentuner", source, flags=re.M)
+    source = re.sub(r"^import opentuner$", "from ensemble.compat import opentuner", source, flags=re.MULTILINE)
     return re.sub(r"^from opentuner(\.[\w.]+)? import", r"from ensemble.compat.opentuner\1 import", source,
-                  flags=re.M)
+                  flags=re.MULTILINE)
 
 
 def prepare(tmp_path: Path) -> Path:
@@ -40,4 +40,4 @@ def run_app(app: str, args: list[str], cwd: Path, mode: str, timeout: float = 30
         script = cwd / f"changed_{app}"
         script.write_text(changed_imports((APPS / app).read_text()))
         cmd = [sys.executable, str(script), *args]
-    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)

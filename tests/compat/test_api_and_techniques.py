@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import argparse
+from typing import ClassVar
 
 from ensemble.compat import opentuner
-from ensemble.compat.opentuner import ConfigurationManipulator, FloatParameter, IntegerParameter, Result
+from ensemble.compat.opentuner import (
+    ConfigurationManipulator,
+    FloatParameter,
+    IntegerParameter,
+    Result,
+)
 from ensemble.compat.opentuner.api import TuningRunManager
-from ensemble.compat.opentuner.measurement.interface import DefaultMeasurementInterface, MeasurementInterface
+from ensemble.compat.opentuner.measurement.interface import (
+    DefaultMeasurementInterface,
+    MeasurementInterface,
+)
 from ensemble.compat.opentuner.search import technique
 from ensemble.storage import Storage
 
@@ -17,7 +26,7 @@ def _args(*argv: str) -> argparse.Namespace:
 
 
 class Saving(DefaultMeasurementInterface):
-    saved: list[dict] = []
+    saved: ClassVar[list[dict]] = []
 
     def save_final_config(self, configuration):
         Saving.saved.append(configuration.data)

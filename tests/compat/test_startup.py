@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import argparse
 import logging
+from typing import ClassVar
 
 import pytest
 
 from ensemble.compat import opentuner
-from ensemble.compat.opentuner import ConfigurationManipulator, IntegerParameter, MeasurementInterface, Result
+from ensemble.compat.opentuner import (
+    ConfigurationManipulator,
+    IntegerParameter,
+    MeasurementInterface,
+    Result,
+)
 from ensemble.compat.opentuner._flags import database_url, settings_from_args
 from ensemble.compat.opentuner._run import choose_technique
 from ensemble.compat.opentuner.search.objective import MinimizeTime
@@ -21,7 +27,7 @@ def _args(*argv: str) -> argparse.Namespace:
 
 
 class Counting(MeasurementInterface):
-    measured: list[int] = []
+    measured: ClassVar[list[int]] = []
 
     def manipulator(self):
         m = ConfigurationManipulator()

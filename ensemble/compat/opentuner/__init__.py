@@ -21,8 +21,16 @@ from ensemble.compat.opentuner import measurement, resultsdb, search, tuningrunm
 from ensemble.compat.opentuner._errors import UnsupportedError
 from ensemble.compat.opentuner._flags import argparsers
 from ensemble.compat.opentuner._hook import install_refusal_for_compat_paths
-from ensemble.compat.opentuner.measurement import DefaultMeasurementInterface, MeasurementInterface
-from ensemble.compat.opentuner.resultsdb.models import Configuration, DesiredResult, Result, TuningRun
+from ensemble.compat.opentuner.measurement import (
+    DefaultMeasurementInterface,
+    MeasurementInterface,
+)
+from ensemble.compat.opentuner.resultsdb.models import (
+    Configuration,
+    DesiredResult,
+    Result,
+    TuningRun,
+)
 from ensemble.compat.opentuner.search.manipulator import (
     BooleanParameter,
     ConfigurationManipulator,

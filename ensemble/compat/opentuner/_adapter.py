@@ -17,11 +17,16 @@ import math
 from typing import Any
 
 from ensemble.app import TunerApp
-from ensemble.compat.opentuner.resultsdb.models import Configuration, DesiredResult, Input, Result
+from ensemble.compat.opentuner.resultsdb.models import (
+    Configuration,
+    DesiredResult,
+    Input,
+    Result,
+)
 from ensemble.compat.opentuner.search.objective import ensemble_objective
 from ensemble.result import Result as _EnsembleResult
 
-__all__ = ["InterfaceApp", "CompilingInterfaceApp", "make_app", "to_ensemble_result"]
+__all__ = ["CompilingInterfaceApp", "InterfaceApp", "make_app", "to_ensemble_result"]
 
 
 def to_ensemble_result(returned: Any, objective: Any) -> Any:

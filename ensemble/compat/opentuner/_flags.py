@@ -72,7 +72,7 @@ class _GivenParallelism(argparse.Action):
 
     def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: Any = None) -> None:
         setattr(namespace, self.dest, values)
-        setattr(namespace, "parallelism_given", True)
+        namespace.parallelism_given = True
 
 
 def argparsers() -> list[argparse.ArgumentParser]:
@@ -140,7 +140,7 @@ def warn_ignored(args: argparse.Namespace) -> list[str]:
 def settings_from_args(args: argparse.Namespace, technique: str = "default",
                        technique_options: dict[str, Any] | None = None) -> RunSettings:
     """RunSettings from an OpenTuner namespace (missing flags take OpenTuner's defaults)."""
-    get = lambda name, default=None: getattr(args, name, default)  # noqa: E731
+    get = lambda name, default=None: getattr(args, name, default)
     return RunSettings(
         technique=technique, technique_options=dict(technique_options or {}),
         stop_after=get("stop_after"), test_limit=get("test_limit"), target=get("target"),

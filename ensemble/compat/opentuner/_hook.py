@@ -71,7 +71,6 @@ class _RefuseUnsupported(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> None:
         if (fullname == "opentuner" or fullname.startswith("opentuner.")) and fullname not in ALIASES:
             raise UnsupportedError(f"module {fullname!r}", _instead(fullname))
-        return None
 
 
 def _ours() -> list[str]:
@@ -110,7 +109,6 @@ class _RefuseMissingCompat(importlib.abc.MetaPathFinder):
         if fullname.startswith(_PREFIX + "opentuner."):
             name = fullname[len(_PREFIX):]
             raise UnsupportedError(f"module {name!r}", _instead(name))
-        return None
 
 
 def install_refusal_for_compat_paths() -> None:

@@ -16,8 +16,16 @@ from typing import Any
 from ensemble.compat.opentuner._adapter import to_ensemble_result
 from ensemble.compat.opentuner._errors import UnsupportedError
 from ensemble.compat.opentuner._flags import settings_from_args, warn_ignored
-from ensemble.compat.opentuner._run import check_supported, choose_technique, start_asktell
-from ensemble.compat.opentuner.resultsdb.models import Configuration, DesiredResult, Result
+from ensemble.compat.opentuner._run import (
+    check_supported,
+    choose_technique,
+    start_asktell,
+)
+from ensemble.compat.opentuner.resultsdb.models import (
+    Configuration,
+    DesiredResult,
+    Result,
+)
 from ensemble.compat.opentuner.search.objective import ensemble_objective
 from ensemble.errors import EnsembleError
 from ensemble.result import Result as _EnsembleResult

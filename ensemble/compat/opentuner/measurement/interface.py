@@ -56,7 +56,7 @@ def _limit_memory(memory_limit: int | None) -> Any:
     import resource  # imported here, not in the child
 
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    cap = lambda v: memory_limit if v == resource.RLIM_INFINITY else min(v, memory_limit)  # noqa: E731
+    cap = lambda v: memory_limit if v == resource.RLIM_INFINITY else min(v, memory_limit)
     limits = (cap(soft), cap(hard))
 
     def preexec() -> None:

@@ -12,7 +12,6 @@ configuration back (seed files, user techniques, ``load_from_file``).
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import os
 import pickle
@@ -167,7 +166,7 @@ class ConfigurationManipulator:
     def load_from_file(self, filename: str, format: str | None = None) -> Any:
         if self._format(filename, format) == "pickle":
             with open(filename, "rb") as fh:
-                return pickle.load(fh)  # noqa: S301 - the user's own file, as in OpenTuner
+                return pickle.load(fh)
         with open(filename, encoding="utf-8") as fh:
             data = json.load(fh)
         return self._rekey(data)

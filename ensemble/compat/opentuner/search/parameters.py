@@ -25,7 +25,16 @@ import numpy as np
 
 from ensemble.compat.opentuner._names import NameMap
 from ensemble.errors import SpaceError
-from ensemble.space import Boolean, Enum, Float, Integer, LogFloat, LogInteger, Permutation, PowerOfTwo
+from ensemble.space import (
+    Boolean,
+    Enum,
+    Float,
+    Integer,
+    LogFloat,
+    LogInteger,
+    Permutation,
+    PowerOfTwo,
+)
 
 __all__ = [
     "BooleanParameter",
@@ -225,7 +234,7 @@ class IntegerParameter(NumericParameter):
     value_type = int
 
     def _unscale(self, v: float) -> Any:
-        return int(round(v))
+        return round(v)
 
     def random_value(self) -> Any:
         return int(self.rng.integers(self.min_value, self.max_value + 1))
@@ -234,7 +243,7 @@ class IntegerParameter(NumericParameter):
         return [Integer(iname, self.min_value, self.max_value)]
 
     def _internal_value(self, value: Any, iname: str) -> dict[str, Any]:
-        return {iname: self._clip(int(round(value)))}
+        return {iname: self._clip(round(value))}
 
 
 class FloatParameter(NumericParameter):
@@ -273,7 +282,7 @@ class LogIntegerParameter(_Shifted):
     value_type = int
 
     def _unscale(self, v: float) -> Any:
-        return int(round(2.0 ** v - 1.0 + self.min_value))
+        return round(2.0 ** v - 1.0 + self.min_value)
 
     def legal_range(self, config: Any = None) -> tuple[float, float]:
         # widened by half a step so that rounding reaches both ends (as OpenTuner does)
@@ -283,7 +292,7 @@ class LogIntegerParameter(_Shifted):
         return [LogInteger(iname, 1, self.max_value + 1 - self.min_value)]
 
     def _internal_value(self, value: Any, iname: str) -> dict[str, Any]:
-        return {iname: int(self._clip(int(round(value)))) + 1 - self.min_value}
+        return {iname: int(self._clip(round(value))) + 1 - self.min_value}
 
 
 class LogFloatParameter(_Shifted):
@@ -315,7 +324,7 @@ class PowerOfTwoParameter(NumericParameter):
         return math.log2(v)
 
     def _unscale(self, v: float) -> Any:
-        return 2 ** int(round(v))
+        return 2 ** round(v)
 
     def random_value(self) -> Any:
         low, high = self.legal_range()
