@@ -87,7 +87,27 @@ def write_report(storage: Any, run_id: int, directory: str, *, objective: Any = 
     _write_trials(paths[1], rows, objective)
     _write_techniques(paths[2], rows)
     _write_convergence(paths[3], rows)
-    return paths
+    return paths + _write_technique_files(storage, run_id, directory)
+
+
+def _write_technique_files(storage: Any, run_id: int, directory: str) -> list[str]:
+    """Text files a technique asked for: run_state "technique" -> {"report_files": {name: text}}.
+
+    Why here: techniques explain themselves (e.g. DLMT's per-step dlmt.md)
+    without the core importing them; the search driver stores the root
+    technique's ``state_dict()`` under that key. Only plain file names are
+    written (no directories), so a state cannot write outside ``directory``.
+    """
+    state = storage.get_state(run_id, "technique") or {}
+    files = state.get("report_files") if isinstance(state, dict) else None
+    out = []
+    for name, text in (files or {}).items():
+        if isinstance(name, str) and isinstance(text, str) and name == os.path.basename(name) \
+                and name not in REPORT_FILES and not name.startswith("."):
+            path = os.path.join(directory, name)
+            _atomic_write(path, text)
+            out.append(path)
+    return out
 
 
 def _atomic_write(path: str, text: str) -> None:
