@@ -25,7 +25,7 @@ import logging
 from typing import Any
 
 from apps.stencil.app import StencilApp
-from apps.stencil.opencl_gen import opencl_baseline
+from apps.stencil.opencl_gen import opencl_baseline, opencl_is_legal
 from apps.stencil.patterns import pattern_offsets
 from apps.workgroup.features import device_features
 from apps.workgroup.kernels import StencilKernel, opencl_source
@@ -73,7 +73,7 @@ class SeededStencilApp(StencilApp):
         for wy in space["wgy"].values():
             for wx in space["wgx"].values():
                 c = dict(base, wgx=wx, wgy=wy)
-                if space.is_valid(c):
+                if space.is_valid(c) and opencl_is_legal(st, c):  # the generator's own limits too
                     pool.append((int(wy), int(wx)))
         _, ny, nx = st.shape
         method, model = self.args.seed_from_model, getattr(self.args, "seed_model", None) or "J48"
