@@ -146,7 +146,13 @@ def replay_markdown(report: dict[str, Any]) -> str:
 
 def designs(args: argparse.Namespace) -> dict[str, Any]:
     from ensemble.space import Enum, SearchSpace
-    from techniques.doe.design import candidate_set, code_columns, coordinate_exchange, d_criterion, fedorov
+    from techniques.doe.design import (
+        candidate_set,
+        code_columns,
+        coordinate_exchange,
+        d_criterion,
+        fedorov,
+    )
     from techniques.doe.factors import factors_of
     from techniques.doe.models import auto_model, model_matrix
     from techniques.doe.subspace import SubSpace
@@ -189,7 +195,7 @@ def designs(args: argparse.Namespace) -> dict[str, Any]:
     model = auto_model(sfac, "quadratic")
     p = model.width()
     n = p + 4
-    cands, exact = candidate_set(SubSpace(small), np.random.default_rng(0), 20_000)
+    cands, _ = candidate_set(SubSpace(small), np.random.default_rng(0), 20_000)
     full = model_matrix(model, cands)[0]
     for r in range(args.repeats):
         rng = np.random.default_rng(2000 + r)

@@ -126,7 +126,7 @@ def fedorov(f: np.ndarray, n: int, rng: np.random.Generator, *, tol: float = 1e-
         rows += [int(others[i]) for i in rest]
     else:
         rows = _initial(f, n, rng)
-    locked = set(int(i) for i in include)
+    locked = {int(i) for i in include}
     it = 0
     for it in range(1, max_iter + 1):
         m = f[rows]

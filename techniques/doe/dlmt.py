@@ -43,7 +43,12 @@ import numpy as np
 
 from ensemble.errors import TechniqueError
 from techniques.base import BaseTechnique
-from techniques.doe.design import CANDIDATE_STRATEGIES, candidate_set, code_columns, fedorov
+from techniques.doe.design import (
+    CANDIDATE_STRATEGIES,
+    candidate_set,
+    code_columns,
+    fedorov,
+)
 from techniques.doe.factors import Factor, factors_of
 from techniques.doe.models import (
     DEGREES,

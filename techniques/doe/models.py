@@ -100,7 +100,9 @@ def auto_model(factors: Sequence[Factor], degree: str, response: str = "y") -> M
 
 
 def _split_top(text: str) -> list[str]:
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch in "([":
             depth += 1

@@ -36,9 +36,9 @@ def _cfg(c: dict[str, Any]) -> str:
 def render_markdown(tech: Any) -> str:
     """Per step: sub-space, model, design, ANOVA table, significant factors, fixed levels."""
     lines = ["# DLMT report", "",
-             f"Technique options: steps={tech.n_steps}, design_size={tech.design_size or 'p + ' + str(tech.extra_runs)}, "
-             f"significance={tech.significance}, terms={tech.terms!r}, candidates={tech.n_candidates} "
-             f"({tech.sampling}), budget={tech.budget}.", "",
+             (f"Technique options: steps={tech.n_steps}, design_size={tech.design_size or 'p + ' + str(tech.extra_runs)}, "
+              f"significance={tech.significance}, terms={tech.terms!r}, candidates={tech.n_candidates} "
+              f"({tech.sampling}), budget={tech.budget}."), "",
              f"Fixed at the end: {_cfg(tech.fixed) or 'nothing'}.",
              f"Best measured: {_num(tech.best_value)} at {_cfg(tech.best_config or {})}.", ""]
     for s in tech.steps:
@@ -49,11 +49,11 @@ def render_markdown(tech: Any) -> str:
         if "candidates" in s:
             c = s["candidates"]
             lines.append(f"- candidate set: {c['count']} valid configurations "
-                         f"({'the whole sub-space' if c['exact'] else c['sampling'] + ' sample'})")
+                         + f"({'the whole sub-space' if c['exact'] else c['sampling'] + ' sample'})")
         if "model" in s:
             lines += [f"- model: `{s['model']}`",
-                      f"- design: {s['design_size']} runs, Fedorov exchange ({s['fedorov_iterations']} iterations), "
-                      f"D-criterion {s['d_criterion']:.4g} (coded [-1, 1] columns)"]
+                      (f"- design: {s['design_size']} runs, Fedorov exchange ({s['fedorov_iterations']} iterations), "
+                       f"D-criterion {s['d_criterion']:.4g} (coded [-1, 1] columns)")]
         for key, text in (("aliased", "terms dropped as aliased (singular under the constraints)"),
                           ("dropped_categorical", "categorical factors left out for the budget")):
             if s.get(key):
@@ -75,14 +75,14 @@ def render_markdown(tech: Any) -> str:
                                                   else "*" if r["p"] < 0.05 else "." if r["p"] < 0.1 else "")
                 lines.append(f"| {r['term']} | {r['df']:.0f} | {_num(r['sum_sq'])} | {_num(r['F'])} | "
                              f"{_num(r['p'])} | {star} |")
-            lines += ["", f"Significant at Pr(>F) < {tech.significance}: "
-                      f"{', '.join(s['significant_terms']) or 'none'}"]
+            lines += ["", (f"Significant at Pr(>F) < {tech.significance}: "
+                           f"{', '.join(s['significant_terms']) or 'none'}")]
         if "prediction_model" in s:
             coef = ", ".join(f"{k} = {_num(v)}" for k, v in s["coefficients"].items())
             lines += ["", f"Prediction model `{s['prediction_model']}`: {coef}.",
-                      f"Minimum predicted over {s['prediction_pool']} valid configurations: "
-                      f"{_num(s['predicted_value'])} at {_cfg(s['predicted_config'])}; "
-                      f"measured {_num(s.get('predicted_measured'))}.",
+                      (f"Minimum predicted over {s['prediction_pool']} valid configurations: "
+                       f"{_num(s['predicted_value'])} at {_cfg(s['predicted_config'])}; "
+                       f"measured {_num(s.get('predicted_measured'))}."),
                       f"**Fixed**: {_cfg(s['fixed'])}.", "", f"![predicted vs measured](dlmt_step{k}.svg)"]
         if s.get("note"):
             lines += ["", f"Note: {s['note']}"]
@@ -107,8 +107,8 @@ def render_svg(step: dict[str, Any], size: int = 320) -> str:
            f'<rect x="{pad}" y="{pad}" width="{size - 2 * pad}" height="{size - 2 * pad}" fill="none" stroke="#888"/>',
            f'<line x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" stroke="#aaa" stroke-dasharray="4"/>',
            f'<text x="{size / 2}" y="{size - 8}" text-anchor="middle" font-size="12">measured</text>',
-           f'<text x="12" y="{size / 2}" font-size="12" transform="rotate(-90 12 {size / 2})" '
-           f'text-anchor="middle">predicted</text>',
+           (f'<text x="12" y="{size / 2}" font-size="12" transform="rotate(-90 12 {size / 2})" '
+            f'text-anchor="middle">predicted</text>'),
            f'<text x="{size / 2}" y="20" text-anchor="middle" font-size="13">DLMT step {step["step"]}</text>',
            f'<text x="{pad}" y="{size - pad + 14}" font-size="10">{lo:.3g}</text>',
            f'<text x="{size - pad}" y="{size - pad + 14}" font-size="10" text-anchor="end">{hi:.3g}</text>']
