@@ -6,8 +6,10 @@ many digits is where an ensemble without a local-refinement arm stalls
 evaluations).  Both tuners get the same budget of unique evaluations and the
 same seeds, in one command; OpenTuner runs through its own API in
 ``.bench/opentuner-venv`` (created on first use by :mod:`scripts._peers`).
-Our techniques run through the in-memory harness that mirrors the search
-driver's rules (tests/techniques/harness.py).
+Our techniques run through the real search driver on the in-memory store
+(tests/techniques/driven.py: an ordinary run on ``memory://``, each
+evaluation charged a fixed recorded cost so that the run does not depend on
+this machine's speed).
 
     python -m scripts.bench_rosenbrock --evaluations 2000 --seeds 10
     python -m scripts.bench_rosenbrock --techniques default,NelderMead --no-peer
@@ -40,7 +42,7 @@ def rosenbrock(config: dict[str, Any]) -> float:
 def _run_one(name: str, evaluations: int, seed: int) -> float:
     from ensemble.registry import create_technique
     from ensemble.space import Float, SearchSpace
-    from tests.techniques.harness import run_technique
+    from tests.techniques.driven import run_technique
 
     space = SearchSpace().add(*[Float(f"x{i}", -3.0, 3.0) for i in range(4)])
     return run_technique(create_technique(name, seed=seed), space, rosenbrock, budget=evaluations,

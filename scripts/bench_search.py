@@ -20,8 +20,10 @@ AutoTuningAssociation/autotuning_methodology):
 
 Every tuner gets the same space mode and budget, counted in unique
 evaluations; how each peer's duplicates are counted is in docs/BENCHMARKS.md.
-Our techniques run through the Technique interface in an in-memory loop with
-the search driver's semantics (duplicates answered from memory, not counted);
+Our techniques run through the real search driver on the in-memory store
+(``memory://``; duplicates answered from the store, not counted), each
+evaluation charged its recorded cost (the default ensemble's model retirement
+is switched off unless ``--model-retirement on``; see docs/TECHNIQUES.md);
 OpenTuner 0.8.8 and Kernel Tuner 1.5.0 run in their own venvs (scripts/_peers).
 
     python -m scripts.bench_search --repeats 25 --markdown docs/bench_search_table.md
@@ -171,79 +173,95 @@ class RunValues(list):
     cut = False
 
 
-class _RunTimeout(Exception):
-    pass
+class _ReplayFunction:
+    """The replayed space as an app: each evaluation returns its recorded value and is charged its recorded cost."""
+
+    def __init__(self, space: RecordedSpace, mode: str) -> None:
+        self._space, self._mode = space, mode
+        self._search_space = space.to_search_space(mode)
+        self.argv: list[str] = []
+
+    def space(self) -> Any:
+        return self._search_space
+
+    def objective(self) -> Any:
+        from ensemble.objective import Minimize
+
+        return Minimize("scalar")   # the minimiser's number: negated for a maximised space
+
+    def seed_configurations(self) -> list[dict[str, Any]]:
+        return []
+
+    def run(self, config: dict[str, Any], limit: float | None) -> Any:
+        from ensemble.result import Result
+
+        rec = self._space.lookup(config)
+        value = math.inf if rec is None else self._space.scalar(rec)
+        cost = 0.0 if rec is None else float(rec.cost)
+        if not math.isfinite(value):
+            return Result(state="FAILED", reason=(rec.reason if rec is not None else None) or "failed", cost=cost)
+        return Result(metrics={"scalar": value}, cost=cost)
 
 
 def run_technique(name: str, space: RecordedSpace, mode: str, budget: int, seed: int,
                   *, max_stall: int = 2000, max_seconds: float | None = None) -> list[float]:
-    """Drive one of our techniques with the search driver's semantics, in memory.
+    """Run one of our techniques through the real search driver on the in-memory store.
 
-    propose(1) / observe(Trial) one at a time (parallelism 1); a configuration
-    already evaluated is answered from memory as a duplicate Trial and does not
-    count; the loop ends at ``budget`` unique evaluations, when the technique
-    is done, when the space is exhausted, or after ``max_stall`` proposals in a
-    row that brought nothing new. ``max_seconds`` is a guard against a
-    technique that spins inside one propose(): the run is cut there, keeps
-    its best for the rest of the axis, and is reported as cut.
+    An ordinary run (``RunSession``, same-thread loop, ``memory://``, one
+    worker): a configuration already evaluated is answered from the store as
+    a duplicate and does not count; the run ends at ``budget`` unique
+    evaluations, when the technique is done, or after ``max_stall`` proposals
+    in a row that brought nothing new (the technique is then told it has
+    nothing more to propose). ``max_seconds`` is the run's ``stop_after``: a
+    run stopped by it keeps its best for the rest of the axis and is
+    reported as cut.  Values are returned in evaluation order.
     """
-    if max_seconds:
-        import signal
-
-        def _alarm(signum: int, frame: Any) -> None:
-            raise _RunTimeout()
-
-        old = signal.signal(signal.SIGALRM, _alarm)
-        signal.setitimer(signal.ITIMER_REAL, max_seconds)
-        out = RunValues()
-        try:
-            _drive(name, space, mode, budget, seed, max_stall, out)
-        except _RunTimeout:
-            out.cut = True
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, old)
-        return out
-    out = RunValues()
-    _drive(name, space, mode, budget, seed, max_stall, out)
-    return out
-
-
-def _drive(name: str, space: RecordedSpace, mode: str, budget: int, seed: int, max_stall: int,
-           out: list[float]) -> None:
     from ensemble import registry
-    from ensemble.technique import Trial
+    from ensemble.driver import RunSession
+    from ensemble.settings import RunSettings
+    from ensemble.storage import open_storage
 
-    sspace = space.to_search_space(mode)
+    app = _ReplayFunction(space, mode)
     if ":" in name and name not in registry.technique_names():  # "module:attr", as the driver accepts
         tech = registry.resolve(name)(seed=seed)
     else:
         tech = registry.create_technique(name, seed=seed)
-    tech.bind(sspace, budget=budget, rng=np.random.default_rng(seed))
-    size = space.size(mode)
-    seen: dict[tuple[Any, ...], float] = {}
-    stall = 0
-    while len(out) < budget and len(seen) < size and not tech.done and stall < max_stall:
-        configs = tech.propose(1)
-        if not configs:
-            stall += 1
+    _stall_guard(tech, app.space(), max_stall)
+    limit = min(budget, space.size(mode))
+    settings = RunSettings(database="memory://", test_limit=limit, seed=seed, quiet=True, stop_after=max_seconds,
+                           run_name="bench")
+    store = open_storage("memory://")
+    session = RunSession(app, settings, app_ref="scripts.bench_search:run_technique", technique=tech, storage=store)
+    result = session.run()
+    out = RunValues()
+    for row in store.trials(session.run_id):
+        if row.duplicate or str(row.state) in ("WAITING", "RUNNING"):
             continue
-        for config in configs:
-            key = space.key(config)
-            chash = sspace.config_hash(config)
-            duplicate = key in seen
-            if duplicate:
-                value = seen[key]
-                stall += 1
-            else:
-                value = _lookup_scalar(space, key)
-                seen[key] = value
-                out.append(value)
-                stall = 0
-            state = "OK" if math.isfinite(value) else "FAILED"
-            leaf = tech.credit_name(chash) if hasattr(tech, "credit_name") else name
-            tech.observe(Trial(config=config, config_hash=chash, value=value, state=state, technique=leaf,
-                               duplicate=duplicate, evaluation=len(out)))
+        out.append(math.inf if str(row.state) != "OK" or row.value is None else float(row.value))
+    out.cut = bool(result.stop_reason and result.stop_reason.startswith("time limit"))
+    store.close()
+    return out
+
+
+def _stall_guard(tech: Any, sspace: Any, max_stall: int) -> None:
+    """Make ``tech`` propose nothing after ``max_stall`` proposals in a row that were all seen before."""
+    propose = tech.propose
+    seen: set[str] = set()
+    stall = [0]
+
+    def guarded(n: int) -> list[dict[str, Any]]:
+        if stall[0] >= max_stall:
+            return []
+        out = propose(n)
+        hashes = [sspace.config_hash(c) for c in out]
+        if hashes and all(h in seen for h in hashes):
+            stall[0] += len(hashes)
+        elif hashes:
+            stall[0] = 0
+        seen.update(hashes)
+        return out
+
+    tech.propose = guarded
 
 
 def _run_technique_args(name: str, space: RecordedSpace, mode: str, budget: int, seed: int,
@@ -417,6 +435,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="guard: cut one of our runs after SEC wall seconds (reported as cut)")
     p.add_argument("--peer-jobs", type=int, default=2, help="processes for OpenTuner's independent seeds")
     p.add_argument("--peer-timeout", type=float, default=1800.0)
+    p.add_argument("--model-retirement", choices=("off", "on"), default="off",
+                   help="let the default ensemble's model retire when its compute outweighs the recorded "
+                        "cost (timed, so machine-dependent; off: as every earlier table of this benchmark)")
     p.add_argument("--json-out", default=None)
     p.add_argument("--markdown", default=None, help="write the score table here")
     return p
@@ -424,6 +445,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.model_retirement == "off":
+        import techniques.default
+
+        techniques.default.MODEL_COMPUTE_SHARE = None   # as the earlier in-memory loop (it charged no cost)
     t0 = time.perf_counter()
     report = {"command": "python -m scripts.bench_search " + " ".join(sys.argv[1:] if argv is None else argv),
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "repeats": args.repeats,

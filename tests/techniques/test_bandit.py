@@ -14,7 +14,7 @@ from ensemble.technique import Trial
 from techniques.bandit import AUCBandit, AUCWindow
 from techniques.base import BaseTechnique
 from techniques.round_robin import RoundRobin
-from tests.techniques.harness import run_technique
+from tests.techniques.driven import run_technique
 
 
 def test_auc_by_hand_with_window_eviction() -> None:

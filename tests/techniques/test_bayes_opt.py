@@ -28,7 +28,7 @@ from techniques.gaussian_process import (
     neg_log_marginal_likelihood,
 )
 from techniques.surrogate import expected_improvement
-from tests.techniques.harness import run_technique
+from tests.techniques.driven import run_technique
 from tests.techniques.test_surrogate import smooth_objective, smooth_space
 
 

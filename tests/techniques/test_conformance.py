@@ -1,7 +1,7 @@
 """One conformance suite for every registered technique.
 
 Each technique this distribution declares (entry points ``ensemble.techniques``) (IslandGA and CsTuner
-included) is run through the in-memory harness (the driver's dedup and budget
+included) is run through the real search driver on the in-memory store (its dedup and budget
 rules) on small spaces that exercise constraints, failures and every
 parameter kind.  What must hold for all of them: every proposal is a valid
 configuration, ``propose(n)`` returns at most n, the budget of unique
@@ -33,7 +33,7 @@ from ensemble.space import (
     PowerOfTwo,
     SearchSpace,
 )
-from tests.techniques.harness import run_technique
+from tests.techniques.driven import run_technique
 
 ROOT = Path(__file__).resolve().parents[2]
 

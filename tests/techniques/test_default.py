@@ -7,7 +7,7 @@ import numpy as np
 from ensemble.registry import create_technique
 from ensemble.space import Enum, Float, Integer, SearchSpace
 from techniques.default import DEFAULT_ARMS, DefaultEnsemble
-from tests.techniques.harness import run_technique
+from tests.techniques.driven import run_technique
 
 
 def test_registry_default_is_the_measured_bandit() -> None:

@@ -13,7 +13,7 @@ from ensemble.errors import TechniqueError
 from ensemble.space import Enum, Integer, SearchSpace
 from techniques.discrete_ga import DiscreteGA, population_for_budget
 from techniques.random_search import Random
-from tests.techniques.harness import run_technique
+from tests.techniques.driven import run_technique
 
 
 def ordinal_space(dims: int = 6, values: int = 10) -> SearchSpace:

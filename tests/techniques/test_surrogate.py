@@ -16,7 +16,7 @@ import pytest
 from ensemble.registry import create_technique
 from ensemble.space import Enum, Integer, PowerOfTwo, SearchSpace
 from techniques.surrogate import SurrogateForest, expected_improvement
-from tests.techniques.harness import run_technique
+from tests.techniques.driven import run_technique
 
 
 def smooth_space() -> SearchSpace:
