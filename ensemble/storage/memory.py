@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as _dt
+import json
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -75,12 +76,17 @@ def _floats_json(xs: Sequence[Any]) -> str:
     return "[" + ",".join(map(float.__repr__, xs)) + "]"
 
 
+def _loads(text: str) -> Any:
+    """``jsonenc.loads(text)``; text without a tagged float needs no object hook (json's shared decoder)."""
+    return jsonenc.loads(text) if jsonenc.FLOAT_TAG in text else json.loads(text)
+
+
 def _loads_dict(text: str) -> Any:
-    return {} if text == "{}" else jsonenc.loads(text)
+    return {} if text == "{}" else _loads(text)
 
 
 def _loads_list(text: str) -> Any:
-    return [] if text == "[]" else jsonenc.loads(text)
+    return [] if text == "[]" else _loads(text)
 
 
 class _Config:

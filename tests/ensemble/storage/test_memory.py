@@ -12,7 +12,7 @@ import uuid
 import pytest
 
 from ensemble.storage import MemoryStorage, SQLStorage, jsonenc, open_storage
-from ensemble.storage.memory import _floats_json
+from ensemble.storage.memory import _floats_json, _loads_dict, _loads_list
 from tests.ensemble.storage.suite import StorageConformance, req
 
 
@@ -176,7 +176,20 @@ def test_timestamps_are_naive_utc_and_ordered():
     assert abs((row.finished_at - dt.datetime.now(dt.UTC).replace(tzinfo=None)).total_seconds()) < 60
 
 
+
+
 @pytest.mark.parametrize("times", [[], [1.0], [0.1, 2.5e-7, 1e308, -3.0], [math.inf], [math.nan, 1.0], [1, 2.0],
                                    (0.5, 0.25)])
 def test_times_shortcut_writes_what_jsonenc_writes(times):
-    assert _floats_json(times) == jsonenc.dumps(list(times), where="times")
+    """The hot path's shortcuts (style item 4: a fast path checked against the slow one)."""
+    text = _floats_json(times)
+    assert text == jsonenc.dumps(list(times), where="times")
+    back, slow = _loads_list(text), jsonenc.loads(text)
+    assert len(back) == len(slow) and all(a == b or (math.isnan(a) and math.isnan(b)) for a, b in zip(back, slow))
+
+
+@pytest.mark.parametrize("metrics", [{}, {"time": 1.5}, {"a": [1, {"b": math.inf}], "c": "__float__"},
+                                     {"n": math.nan}])
+def test_metrics_shortcut_reads_what_jsonenc_reads(metrics):
+    text = jsonenc.dumps(metrics)
+    assert jsonenc.dumps(_loads_dict(text)) == jsonenc.dumps(jsonenc.loads(text)) == text
