@@ -40,12 +40,16 @@ class GarveyRand(Random):
         if int(samples) < 1:
             raise TechniqueError(f"GarveyRand: samples={samples} must be >= 1 (the paper uses 1000)")
         self.samples = int(samples)
-        self._drawn = 0
+        self._sampled = 0
+
+    def _on_bind(self) -> None:
+        super()._on_bind()
+        self._sampled = 0
 
     def propose(self, n: int) -> list[dict[str, Any]]:
-        out = super().propose(min(n, self.samples - self._drawn))
-        self._drawn += len(out)
-        if self._drawn >= self.samples:
+        out = super().propose(min(n, self.samples - self._sampled))
+        self._sampled += len(out)
+        if self._sampled >= self.samples:
             self._exhausted = True
         return out
 

@@ -201,16 +201,17 @@ class Statement:
 
     assigns: tuple[Assign, ...]
     line: int
+    source: str = "<spec>"
 
     @property
     def explores(self) -> bool:
         """True when the group has a range (it is tuned); False: it only sets values."""
         return any(a.is_range for a in self.assigns)
 
-    def expand(self, values: Mapping[str, Any], best: Mapping[str, Any], source: str = "<spec>"
+    def expand(self, values: Mapping[str, Any], best: Mapping[str, Any], source: str | None = None
                ) -> Iterator[dict[str, Any]]:
         """Every assignment this group explores: one dict of the assigned names per candidate."""
-        yield from self._expand(0, dict(values), {}, best, source)
+        yield from self._expand(0, dict(values), {}, best, source or self.source)
 
     def _expand(self, i: int, env: dict[str, Any], out: dict[str, Any], best: Mapping[str, Any],
                 source: str) -> Iterator[dict[str, Any]]:
@@ -316,7 +317,7 @@ class _Parser:
         if t.kind == "end":
             raise self.error("expected ';' at the end of the statement")
         self.expect(";", "',' or ';'")
-        return Statement(tuple(assigns), first.line)
+        return Statement(tuple(assigns), first.line, self.source)
 
     def assign(self) -> Assign:
         t = self.peek()
