@@ -23,6 +23,7 @@ import argparse
 import sys
 import time
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from apps.workgroup.data import export_database
 from apps.workgroup.kernels import StencilKernel, real_world_kernels, synthetic_kernel
 from apps.workgroup.sweep import Scenario, sweep_scenario
 
-PROFILES = {"pocl": {"sizes": [(256, 256), (512, 512), (256, 1024)], "synthetic": 6},
+PROFILES: dict[str, dict[str, Any]] = {"pocl": {"sizes": [(256, 256), (512, 512), (256, 1024)], "synthetic": 6},
             "gpu": {"sizes": [(512, 512), (1024, 1024), (2048, 2048), (1024, 4096)], "synthetic": 8},
             "tiny": {"sizes": [(64, 64)], "synthetic": 1}}
 
@@ -98,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         ts = time.perf_counter()
         try:
             name = sweep_scenario(sc, be, a.database[0], grid=grid, repeats=a.repeats, seed=a.seed)
-        except Exception as exc:  # one broken scenario must not end the sweep: report and go on
+        except Exception as exc:  # noqa: BLE001 - one broken scenario must not end the sweep: report and go on
             print(f"[{i + 1}/{len(todo)}] {sc.kernel.name} {sc.rows}x{sc.cols}: FAILED {exc!r}", flush=True)
             continue
         done += 1

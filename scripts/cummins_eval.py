@@ -52,8 +52,8 @@ def partitions(d: WorkgroupData, which: list[str], seed: int) -> list[tuple[str,
     if "cv10" in which:
         order = np.random.default_rng(seed).permutation(n)
         folds = np.array_split(order, min(10, n))
-        for k, test in enumerate(folds):
-            ts = set(int(i) for i in test)
+        for k, fold in enumerate(folds):
+            ts = {int(i) for i in fold}
             out.append(("cv10", f"fold{k}", [i for i in range(n) if i not in ts], sorted(ts)))
     for kind, key in (("device", "device"), ("kernel", "kernel")):
         if kind not in which:
@@ -100,7 +100,7 @@ def evaluate(d: WorkgroupData, which: list[str], seed: int, quick: bool) -> list
             t0 = time.perf_counter()
             try:
                 pred.fit(tr.features, tr.times, tr.refused, tr.column("w_max"))
-            except Exception as exc:  # e.g. W_safe empty in a fold: report, do not stop the table
+            except Exception as exc:  # noqa: BLE001 - e.g. W_safe empty in a fold: report, do not stop the table
                 print(f"{kind}/{label} {name}: cannot train ({exc})", file=sys.stderr)
                 continue
             fit_s = time.perf_counter() - t0
@@ -109,7 +109,7 @@ def evaluate(d: WorkgroupData, which: list[str], seed: int, quick: bool) -> list
                     pred.fallback = fb
                 for i in test:
                     t = d.times[i]
-                    p = pred.predict(d.features[i], d.scenarios[i]["w_max"], lambda w, t=t: w in t,
+                    p = pred.predict(d.features[i], d.scenarios[i]["w_max"], t.__contains__,
                                      pool=sorted(set(t) | d.refused[i]))
                     w = p.size
                     first = p.first or w
@@ -164,11 +164,12 @@ def write(out: Path, d: WorkgroupData, rows: list[dict[str, Any]], summary: list
     base_perf = float(np.mean([performance(t, fixed) for t in d.times]))
     devices = sorted({s["device"] for s in d.scenarios})
     lines = [f"Command: `{command}`", "",
-             f"{len(d)} scenarios on {len(devices)} device(s) ({', '.join(devices)}); "
-             f"best fixed size (Algorithm 1 baseline over all scenarios) {fixed[0]}x{fixed[1]}, "
-             f"which reaches {base_perf:.0%} of the oracle on average (paper: {PAPER['baseline fraction of oracle']}).",
-             "", "| partition | model | fallback | n | median speedup | gmean speedup | % of oracle | accuracy | "
-             "refused | invalid | off-grid | predict ms |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             (f"{len(d)} scenarios on {len(devices)} device(s) ({', '.join(devices)}); "
+              f"best fixed size (Algorithm 1 baseline over all scenarios) {fixed[0]}x{fixed[1]}, "
+              f"which reaches {base_perf:.0%} of the oracle on average "
+              f"(paper: {PAPER['baseline fraction of oracle']})."),
+             "", ("| partition | model | fallback | n | median speedup | gmean speedup | % of oracle | accuracy | "
+                  "refused | invalid | off-grid | predict ms |"), "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in summary:
         lines.append(f"| {s['partition']} | {s['model']} | {s['fallback']} | {s['n']} | {s['median_speedup']:.2f}x | "
                      f"{s['gmean_speedup']:.2f}x | {s['mean_performance']:.1%} | {s['accuracy']:.1%} | "

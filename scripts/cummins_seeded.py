@@ -39,8 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     warnings.filterwarnings("ignore", message=".*retrieved more than once.*")
     from apps.workgroup.seeded import SeededStencilApp
-    from ensemble import tune
     from ensemble.storage import Storage
+    from ensemble.tune import tune
 
     app = SeededStencilApp(pattern=a.pattern, dims=2, radius=a.radius, size=a.size, dtype=a.dtype,
                            seed_from_model=a.method, seed_model="J48", platform=a.platform, device=a.device,
@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.perf_counter() - t0
     with Storage(a.database) as st:
         run = st.get_run(name)
+        assert run is not None, name
         trials = [t for t in st.trials(run.id) if not t.duplicate]
     trials.sort(key=lambda t: t.request_id)
     by_config = {json.dumps(t.config, sort_keys=True): t for t in trials}

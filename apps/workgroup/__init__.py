@@ -5,7 +5,12 @@ See docs/CUMMINS.md.
 """
 
 from apps.workgroup.features import FEATURE_NAMES, KernelParseError, kernel_features
-from apps.workgroup.kernels import StencilKernel, opencl_source, real_world_kernels, synthetic_kernel
+from apps.workgroup.kernels import (
+           StencilKernel,
+           opencl_source,
+           real_world_kernels,
+           synthetic_kernel,
+)
 
 __all__ = ["FEATURE_NAMES", "KernelParseError", "StencilKernel", "kernel_features", "opencl_source",
            "real_world_kernels", "synthetic_kernel"]

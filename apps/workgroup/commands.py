@@ -64,7 +64,7 @@ def _kernel_max(device: Any, source: str) -> int | None:
         ctx = cl.Context([device])
         k = cl.Program(ctx, source).build().stencil
         return int(k.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, device))
-    except Exception:  # a kernel that does not build is answered with W_safe by predict()
+    except Exception:  # noqa: BLE001 - a kernel that does not build is answered with W_safe by predict()
         return None
 
 

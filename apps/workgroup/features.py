@@ -29,8 +29,17 @@ from typing import Any
 
 from ensemble.errors import EnsembleError
 
-__all__ = ["DEVICE_FEATURES", "DATASET_FEATURES", "FEATURE_NAMES", "KERNEL_FEATURES", "KernelParseError",
-           "dataset_features", "device_features", "kernel_features", "vector"]
+__all__ = [
+    "DATASET_FEATURES",
+    "DEVICE_FEATURES",
+    "FEATURE_NAMES",
+    "KERNEL_FEATURES",
+    "KernelParseError",
+    "dataset_features",
+    "device_features",
+    "kernel_features",
+    "vector",
+]
 
 #: OpenCL device info names read by :func:`device_features` (all numeric)
 DEVICE_FEATURES = ("max_compute_units", "max_work_group_size", "local_mem_size", "global_mem_size",
@@ -93,7 +102,7 @@ _BORDER = re.compile(r"#define\s+B([NESW])\s+(\d+)")
 
 
 def _strip_comments(source: str) -> str:
-    source = re.sub(r"/\*.*?\*/", " ", source, flags=re.S)
+    source = re.sub(r"/\*.*?\*/", " ", source, flags=re.DOTALL)
     return re.sub(r"//[^\n]*", " ", source)
 
 

@@ -99,7 +99,7 @@ def tile_bytes(k: StencilKernel, wr: int, wc: int) -> int:
 
 def _lit(x: float, ctype: str) -> str:
     if ctype == "int":
-        return str(int(round(x)))
+        return str(round(x))
     s = repr(float(x))
     return s + "f" if ctype == "float" else s
 
@@ -186,9 +186,9 @@ def reference(k: StencilKernel, x: np.ndarray) -> np.ndarray:
         gy = g[1, -1] + 2 * g[1, 0] + g[1, 1] - g[-1, -1] - 2 * g[-1, 0] - g[-1, 1]
         return np.sqrt(gx * gx + gy * gy).astype(dt)
     work = np.int64 if k.dtype == "int" else np.float64
-    acc = np.zeros(x.shape, work)
+    acc: np.ndarray = np.zeros(x.shape, work)
     for dr, dc, w in k.taps:
-        acc += (int(round(w)) if k.dtype == "int" else w) * _shifted(x, k, dr, dc).astype(work)
+        acc += (round(w) if k.dtype == "int" else w) * _shifted(x, k, dr, dc).astype(work)
     if k.post == "complex":
         for _ in range(k.iterations):
             acc = np.sqrt(np.abs(acc) + 1.0) * 0.5 + acc * 0.25

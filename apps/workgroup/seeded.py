@@ -27,9 +27,9 @@ from typing import Any
 from apps.stencil.app import StencilApp
 from apps.stencil.opencl_gen import opencl_baseline, opencl_is_legal
 from apps.stencil.patterns import pattern_offsets
+from apps.workgroup.data import load, merge
 from apps.workgroup.features import device_features
 from apps.workgroup.kernels import StencilKernel, opencl_source
-from apps.workgroup.data import load, merge
 from apps.workgroup.predict import predict, shipped_predictor, train
 from techniques.workgroup import METHODS
 

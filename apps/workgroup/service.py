@@ -40,7 +40,7 @@ import time
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from apps.workgroup.features import FEATURE_NAMES, KernelParseError
 from apps.workgroup.predict import predict, scenario_vector
@@ -72,7 +72,8 @@ class PredictionService:
     @property
     def url(self) -> str:
         host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        return f"http://{name}:{port}"
 
     # -- the two operations ------------------------------------------------------------
     def handle_predict(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -122,7 +123,7 @@ class PredictionService:
         return {"requests": int(n), "reports": int(m)}
 
     # -- life cycle ---------------------------------------------------------------------
-    def start(self) -> PredictionService:
+    def start(self) -> Self:
         self._thread = threading.Thread(target=self.server.serve_forever, name="serve-wg", daemon=True)
         self._thread.start()
         return self
@@ -136,10 +137,10 @@ class PredictionService:
         with self._lock:
             self._db.close()
 
-    def __enter__(self) -> PredictionService:
+    def __enter__(self) -> Self:
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -156,13 +157,13 @@ def _handler(service: PredictionService) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        def do_GET(self) -> None:
             if self.path == "/health":
                 self._send(200, {"ok": True, **service.counts()})
             else:
                 self._send(404, {"error": f"unknown path {self.path}; use /health, POST /predict, POST /report"})
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             try:
                 n = int(self.headers.get("Content-Length", "0"))
                 req = json.loads(self.rfile.read(n) or b"{}")

@@ -153,8 +153,8 @@ def sweep_scenario(scenario: Scenario, backend: Any, database: str, *, grid: str
 
     Stores f(s) in the run's state under ``"scenario"``.  Returns the run name.
     """
-    from ensemble import tune
     from ensemble.storage import Storage
+    from ensemble.tune import tune
 
     app = WorkgroupApp(scenario, backend, grid=grid, repeats=repeats, seed=seed)
     name = scenario.run_name(backend.name)

@@ -49,7 +49,9 @@ class WorkgroupSeed(BaseTechnique):
         return config
 
     def _on_bind(self) -> None:
-        from ensemble.registry import create_technique  # lazy, as the meta-techniques do
+        from ensemble.registry import (
+            create_technique,  # lazy, as the meta-techniques do
+        )
 
         self._queue = [self._complete(p) for p in self.first]
         self._mine: set[str] = set()

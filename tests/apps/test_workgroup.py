@@ -10,7 +10,13 @@ import pytest
 
 from apps.workgroup.data import load
 from apps.workgroup.features import FEATURE_NAMES, KernelParseError, kernel_features
-from apps.workgroup.kernels import opencl_source, real_world_kernels, reference, synthetic_kernel, tile_bytes
+from apps.workgroup.kernels import (
+    opencl_source,
+    real_world_kernels,
+    reference,
+    synthetic_kernel,
+    tile_bytes,
+)
 from apps.workgroup.predict import predict, shipped_predictor
 from ensemble.cli import main as cli_main
 
@@ -20,7 +26,7 @@ def _opencl() -> bool:
         from measurement.opencl import opencl_available
 
         return bool(opencl_available())
-    except Exception:
+    except Exception:  # noqa: BLE001 - any import or driver problem means no OpenCL here
         return False
 
 
@@ -135,7 +141,11 @@ def test_client_asks_runs_and_reports_back(tmp_path) -> None:
     import sqlite3
 
     from apps.workgroup.features import device_features
-    from apps.workgroup.service import PredictionService, WorkgroupClient, export_training
+    from apps.workgroup.service import (
+        PredictionService,
+        WorkgroupClient,
+        export_training,
+    )
     from apps.workgroup.sweep import Scenario, WorkgroupApp
     from measurement.opencl import OpenCLBackend
 
