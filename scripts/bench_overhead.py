@@ -1,8 +1,9 @@
 """Framework time per trial: ensemble-tuner beside OpenTuner 0.8.8, same problem, same command.
 
 Problem: 4 integer parameters in 0..99 (10^8 points), a trivial objective
-(squared distance, about a microsecond), a SQLite file database, the default
-technique of each tuner, ``--trials`` trials. Framework time = wall time of
+(squared distance, about a microsecond), a SQLite file database (ours also on
+the in-memory store, ``--stores sqlite memory``), the default technique of
+each tuner (``--technique Random`` for the driver's own cost), ``--trials`` trials. Framework time = wall time of
 the tuning call (imports excluded, database creation included) minus the time
 spent inside the objective, divided by the number of measured trials. The two
 tuners alternate ``--repeats`` times; medians and their ratio are printed and,
@@ -29,11 +30,12 @@ from typing import Any
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_ours(trials: int, workdir: str, technique: str, seed: int, batch: int = 1) -> dict[str, Any]:
-    """One run of ours through the standard drivers (parallelism 1, SQLite file)."""
+def run_ours(trials: int, workdir: str, technique: str, seed: int, batch: int = 1,
+             store: str = "sqlite") -> dict[str, Any]:
+    """One run of ours through the standard drivers (parallelism 1; a SQLite file, or ``memory://``)."""
     from ensemble import Integer, SearchSpace
     from ensemble.app import TunerApp
-    from ensemble.driver.local import run_app
+    from ensemble.driver import make_technique, run_app
     from ensemble.settings import RunSettings
 
     stats: dict[str, Any] = {"objective": 0.0, "measured": 0}
@@ -50,12 +52,12 @@ def run_ours(trials: int, workdir: str, technique: str, seed: int, batch: int = 
             return value
 
     db = os.path.join(workdir, f"ours-{time.time_ns()}.db")
-    settings = RunSettings(database=f"sqlite:///{db}", test_limit=trials, technique=technique, seed=seed,
+    url = f"sqlite:///{db}" if store == "sqlite" else "memory://"
+    settings = RunSettings(database=url, test_limit=trials, technique=technique, seed=seed,
                            quiet=True, run_name="overhead", batch=batch)
     # imports are not framework time per trial: load them before the clock starts
     import ensemble.progress
     import ensemble.storage  # noqa: F401
-    from ensemble.driver.local import make_technique
 
     technique = make_technique(settings, Trivial().space())
     stats["technique"] = 0.0
@@ -112,25 +114,29 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch", type=int, nargs="+", default=[1],
                    help="our RunSettings.batch values to measure (1: strictly sequential; 4 = OpenTuner's "
                         "default --parallelism)")
+    p.add_argument("--stores", nargs="+", choices=("sqlite", "memory"), default=["sqlite", "memory"],
+                   help="our results stores to measure (OpenTuner always uses a SQLite file)")
     p.add_argument("--no-opentuner", action="store_true", help="only measure ours")
     p.add_argument("--markdown", action="store_true", help="print a table for docs/BENCHMARKS.md")
     args = p.parse_args(argv)
-    ours: dict[int, list[float]] = {b: [] for b in args.batch}
-    drv: dict[int, list[float]] = {b: [] for b in args.batch}
-    ours_cpu: dict[int, list[float]] = {b: [] for b in args.batch}
+    variants = [(st, b) for st in args.stores for b in args.batch]
+    ours: dict[tuple[str, int], list[float]] = {v: [] for v in variants}
+    drv: dict[tuple[str, int], list[float]] = {v: [] for v in variants}
+    ours_cpu: dict[tuple[str, int], list[float]] = {v: [] for v in variants}
     theirs: list[float] = []
     theirs_cpu: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bench-overhead-") as workdir:
         for rep in range(args.repeats):
-            for b in args.batch:
-                r = run_ours(args.trials, workdir, args.technique, seed=rep, batch=b)
-                ours[b].append(per_trial_ms(r))
-                drv[b].append(driver_ms_per_request(r))
-                ours_cpu[b].append(cpu_per_trial_ms(r))
-                print(f"repeat {rep}: ensemble-tuner batch {b}: {ours[b][-1]:.3f} ms/trial "
+            for v in variants:
+                st, b = v
+                r = run_ours(args.trials, workdir, args.technique, seed=rep, batch=b, store=st)
+                ours[v].append(per_trial_ms(r))
+                drv[v].append(driver_ms_per_request(r))
+                ours_cpu[v].append(cpu_per_trial_ms(r))
+                print(f"repeat {rep}: ensemble-tuner {st} batch {b}: {ours[v][-1]:.3f} ms/trial "
                       f"({r['measured']} measured, {r['duplicates']} duplicates, wall {r['wall']:.2f} s, "
-                      f"technique {r['technique']:.2f} s; driver+storage {drv[b][-1]:.3f} ms/request; "
-                      f"CPU {ours_cpu[b][-1]:.3f} ms/trial)",
+                      f"technique {r['technique']:.2f} s; driver+storage {drv[v][-1]:.3f} ms/request; "
+                      f"CPU {ours_cpu[v][-1]:.3f} ms/trial)",
                       flush=True)
             if not args.no_opentuner:
                 try:
@@ -145,10 +151,10 @@ def main(argv: list[str] | None = None) -> int:
                       f"({o['measured']} measured, wall {o['wall']:.2f} s; CPU {theirs_cpu[-1]:.3f} ms/trial)",
                       flush=True)
     mt = statistics.median(theirs) if theirs else None
-    for b, xs in ours.items():
+    for (st, b), xs in ours.items():
         mo = statistics.median(xs)
-        line = (f"median framework time per trial: ensemble-tuner batch {b}: {mo:.3f} ms "
-                f"(driver+storage alone {statistics.median(drv[b]):.3f} ms/request)")
+        line = (f"median framework time per trial: ensemble-tuner {st} batch {b}: {mo:.3f} ms "
+                f"(driver+storage alone {statistics.median(drv[(st, b)]):.3f} ms/request)")
         if mt is not None:
             line += f"; OpenTuner 0.8.8 {mt:.3f} ms; ratio OpenTuner/ours {mt / mo:.1f}x"
         print(line)
@@ -156,12 +162,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n| tuner | framework ms per measured trial (median of {args.repeats}) | ratio OpenTuner/this "
               "| runs | driver+storage ms per request (technique excluded) | CPU ms per measured trial |")
         print("|---|---|---|---|---|---|")
-        for b, xs in ours.items():
+        for (st, b), xs in ours.items():
             mo = statistics.median(xs)
             ratio = f"{mt / mo:.1f}x" if mt is not None else "-"
-            print(f"| ensemble-tuner, {args.technique}, batch {b} | {mo:.3f} | {ratio} | "
-                  f"{', '.join(f'{x:.3f}' for x in xs)} | {statistics.median(drv[b]):.3f} | "
-                  f"{statistics.median(ours_cpu[b]):.3f} |")
+            print(f"| ensemble-tuner, {args.technique}, {st}, batch {b} | {mo:.3f} | {ratio} | "
+                  f"{', '.join(f'{x:.3f}' for x in xs)} | {statistics.median(drv[(st, b)]):.3f} | "
+                  f"{statistics.median(ours_cpu[(st, b)]):.3f} |")
         if theirs:
             print(f"| OpenTuner 0.8.8, default (AUC bandit, --parallelism 4) | {mt:.3f} | 1.0x | "
                   f"{', '.join(f'{x:.3f}' for x in theirs)} | - | {statistics.median(theirs_cpu):.3f} |")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from ensemble.storage.records import Claim
@@ -52,12 +52,19 @@ class SameThreadChannel:
         self.claim_new = False
         self.queue_depth = 1
         self._claims: deque[Claim] = deque()
+        self._configs: dict[int, dict[str, Any]] = {}
         self._results: deque[LocalResult] = deque()
 
     # -- search side ---------------------------------------------------------------
-    def put_claims(self, claims: list[Claim]) -> None:
-        """Requests inserted already RUNNING for :attr:`worker`: the worker measures them next."""
+    def put_claims(self, claims: list[Claim], configs: dict[int, dict[str, Any]] | None = None) -> None:
+        """Requests inserted already RUNNING for :attr:`worker`: the worker measures them next.
+
+        ``configs`` (request id -> configuration dict) spares the worker decoding
+        the stored JSON of a configuration the search holds already.
+        """
         self._claims.extend(claims)
+        if configs:
+            self._configs.update(configs)
 
     def take_results(self) -> list[LocalResult]:
         """Results committed by the worker since the last call, in commit order."""
@@ -71,6 +78,10 @@ class SameThreadChannel:
         out = list(self._claims)
         self._claims.clear()
         return out
+
+    def take_config(self, request_id: int) -> dict[str, Any] | None:
+        """The configuration dict of a request handed over with :meth:`put_claims`, if any."""
+        return self._configs.pop(request_id, None)
 
     def put_result(self, result: LocalResult) -> None:
         self._results.append(result)

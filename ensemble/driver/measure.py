@@ -128,8 +128,9 @@ class MeasurementDriver:
         claim = self._held.pop(0)
         self._heartbeat.held = [c.request_id for c in self._held]
         self._heartbeat.begin(claim.request_id)
+        config = self.channel.take_config(claim.request_id) if self.channel is not None else None
         try:
-            result, elapsed = self._measure(row_config(claim), claim.limit_s)
+            result, elapsed = self._measure(config if config is not None else row_config(claim), claim.limit_s)
         finally:
             self._heartbeat.end()
         self.last_elapsed = elapsed

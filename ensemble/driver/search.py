@@ -14,6 +14,7 @@ Everything else it needs comes in through the constructor.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import time
@@ -86,6 +87,7 @@ class SearchDriver:
         self.listeners: list[Callable[[Trial], None]] = []
         self._workers = max(1, self.options.workers)
         self._recent_workers: deque[str] = deque(maxlen=64)
+        self._distinct_workers = 0           # distinct names in _recent_workers
         self._last_poll = -math.inf
         self._exhausted_since: float | None = None
         self._stale_checked = time.monotonic()
@@ -195,7 +197,12 @@ class SearchDriver:
         config_hash = trial.config_hash
         if not trial.duplicate:
             if worker:
-                self._recent_workers.append(worker)
+                recent = self._recent_workers
+                if not recent or recent[-1] != worker or len(recent) == recent.maxlen:
+                    recent.append(worker)
+                    self._distinct_workers = len(set(recent))
+                else:
+                    recent.append(worker)   # the same worker again: the distinct count is unchanged
             ledger.drop_pending(config_hash)
         ledger.account(trial)
         for listener in self.listeners:
@@ -256,7 +263,7 @@ class SearchDriver:
 
     def active_workers(self) -> int:
         """Local workers, or more when results show other workers attached."""
-        return max(self._workers, len(set(self._recent_workers)))
+        return max(self._workers, self._distinct_workers)
 
     def _top_up(self) -> None:
         workers = self.active_workers()
@@ -280,8 +287,10 @@ class SearchDriver:
             self._exhausted_since = None
             items = []
             for config in configs:
-                h = self.space.config_hash(config)
-                items.append((config, self._credit(h, name), h))
+                # one canonical text per configuration: its hash and the stored JSON
+                text = self.space.canonical_json(config)
+                h = hashlib.sha256(text.encode("utf-8")).hexdigest()
+                items.append((config, self._credit(h, name), h, text))
             want -= self._submit(items)
 
     def _credit(self, config_hash: str, default: str) -> str:
@@ -299,19 +308,22 @@ class SearchDriver:
         batch: list[NewRequest] = []
         new_unique = 0
         configs: dict[str, dict[str, Any]] = {}
-        for config, tech, *known_hash in items:
-            config_hash = known_hash[0] if known_hash else self.space.config_hash(config)
+        for config, tech, *known in items:
+            # items: (config, technique[, hash[, canonical text]])
+            config_hash = known[0] if known else self.space.config_hash(config)
             configs[config_hash] = config
             if tech != SEED_TECHNIQUE:
                 ledger.proposed_here.add(config_hash)
-            if config_hash in ledger.known:
-                batch.append(NewRequest(self.space.canonical_json(config), config_hash, tech, limit, duplicate=True))
-            elif config_hash in ledger.pending:
+            if config_hash in ledger.pending:
                 ledger.waiting_dups.setdefault(config_hash, []).append(tech)
+                continue
+            text = known[1] if len(known) > 1 else self.space.canonical_json(config)
+            if config_hash in ledger.known:
+                batch.append(NewRequest(text, config_hash, tech, limit, duplicate=True))
             else:
                 ledger.add_pending(config_hash, tech)
                 new_unique += 1
-                batch.append(NewRequest(self.space.canonical_json(config), config_hash, tech, limit))
+                batch.append(NewRequest(text, config_hash, tech, limit))
         if batch:
             new_unique -= self.submitter.write(batch, configs)
         if items:

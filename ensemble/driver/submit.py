@@ -91,7 +91,8 @@ class LocalSubmit(SubmitPolicy):
             # one transaction instead of insert + claim; the worker takes the claims from the channel
             ids, claims = self.storage.add_and_claim(self.run_id, batch, worker)
             assert self.channel is not None
-            self.channel.put_claims(claims)
+            self.channel.put_claims(claims, {rid: configs[item.config_hash]
+                                             for rid, item in zip(ids, batch) if not item.duplicate})
         else:
             ids = self.storage.add_requests(self.run_id, batch)
         answered = []
