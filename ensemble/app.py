@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ensemble.result import Result
     from ensemble.space import SearchSpace
 
-__all__ = ["TunerApp", "app_reference", "load_app_class"]
+__all__ = ["TunerApp"]  # app_reference, load_app_class: ensemble.driver.apps (still importable here)
 
 
 class TunerApp:

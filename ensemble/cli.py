@@ -14,10 +14,14 @@ import logging
 import math
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ensemble.errors import EnsembleError
 from ensemble.settings import DEFAULT_DATABASE, RunSettings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ensemble.storage.base import BaseStorage
+    from ensemble.storage.records import RunRecord
 
 __all__ = ["add_standard_arguments", "main", "run_app_main", "settings_from_args"]
 
@@ -164,13 +168,13 @@ def _cmd_run(ns: argparse.Namespace, rest: list[str]) -> int:
     return run_app_main(app_class, rest, prog=f"ensemble-tuner run {ns.app}")
 
 
-def _open(ns: argparse.Namespace) -> Any:
+def _open(ns: argparse.Namespace) -> BaseStorage:
     from ensemble.storage import open_storage
 
     return open_storage(ns.database)
 
 
-def _find_run(storage: Any, name: str | None) -> Any:
+def _find_run(storage: BaseStorage, name: str | None) -> RunRecord:
     runs = storage.list_runs()
     if name is None:
         if not runs:

@@ -13,7 +13,12 @@ import json
 import math
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ensemble.result import TrialState
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ensemble.storage.base import BaseStorage
 
 __all__ = ["REPORT_FILES", "best_summary", "write_report"]
 
@@ -21,7 +26,7 @@ REPORT_FILES = ("best.json", "trials.csv", "techniques.csv", "convergence.png")
 _FIXED = ["number", "state", "technique", "value", "cost", "duplicate", "elapsed_s", "reason"]
 
 
-def _objective_for(storage: Any, run_id: int) -> Any:
+def _objective_for(storage: BaseStorage, run_id: int) -> Any:
     """The run's objective rebuilt from objective_json, or None."""
     try:
         from ensemble import objective as objmod
@@ -36,7 +41,7 @@ def _objective_for(storage: Any, run_id: int) -> Any:
 
 
 def _user_value(objective: Any, row: Any) -> float | None:
-    if str(row.state) != "OK" or row.value is None:
+    if row.state != TrialState.OK or row.value is None:
         return None
     if objective is not None:
         try:
@@ -50,17 +55,17 @@ def _user_value(objective: Any, row: Any) -> float | None:
 
 
 def _finished(rows: Sequence[Any]) -> list[Any]:
-    done = [r for r in rows if str(r.state) not in ("WAITING", "RUNNING")]
+    done = [r for r in rows if r.state not in (TrialState.WAITING, TrialState.RUNNING)]
     return sorted(done, key=lambda r: (r.finished_at is None, r.finished_at or 0, r.request_id))
 
 
-def best_summary(storage: Any, run_id: int, objective: Any = None) -> dict[str, Any] | None:
+def best_summary(storage: BaseStorage, run_id: int, objective: Any = None) -> dict[str, Any] | None:
     """The content of best.json, or None when nothing finished OK."""
     if objective is None:
         objective = _objective_for(storage, run_id)
     rows = storage.trials(run_id)
-    unique = [r for r in rows if not r.duplicate and str(r.state) not in ("WAITING", "RUNNING")]
-    ok = [r for r in unique if str(r.state) == "OK" and r.value is not None and not math.isnan(r.value)]
+    unique = [r for r in rows if not r.duplicate and r.state not in (TrialState.WAITING, TrialState.RUNNING)]
+    ok = [r for r in unique if r.state == TrialState.OK and r.value is not None and not math.isnan(r.value)]
     if not ok:
         return None
     best = min(ok, key=lambda r: (r.value, r.request_id))
@@ -73,7 +78,7 @@ def best_summary(storage: Any, run_id: int, objective: Any = None) -> dict[str, 
     }
 
 
-def write_report(storage: Any, run_id: int, directory: str, *, objective: Any = None) -> list[str]:
+def write_report(storage: BaseStorage, run_id: int, directory: str, *, objective: Any = None) -> list[str]:
     """Write the four report files into ``directory``; returns their paths."""
     if objective is None:
         objective = _objective_for(storage, run_id)
@@ -90,7 +95,7 @@ def write_report(storage: Any, run_id: int, directory: str, *, objective: Any = 
     return paths + _write_technique_files(storage, run_id, directory)
 
 
-def _write_technique_files(storage: Any, run_id: int, directory: str) -> list[str]:
+def _write_technique_files(storage: BaseStorage, run_id: int, directory: str) -> list[str]:
     """Text files a technique asked for: run_state "technique" -> {"report_files": {name: text}}.
 
     Why here: techniques explain themselves (e.g. DLMT's per-step dlmt.md)
@@ -165,7 +170,7 @@ def _write_techniques(path: str, rows: Sequence[Any]) -> None:
             s["duplicates"] += 1
             continue
         s["unique"] += 1
-        if str(r.state) != "OK" or r.value is None:
+        if r.state != TrialState.OK or r.value is None:
             s["failures"] += 1
             continue
         s["best_value"] = min(s["best_value"], r.value)
@@ -198,7 +203,7 @@ def _write_convergence(path: str, rows: Sequence[Any]) -> None:
         if r.duplicate:
             continue
         n += 1
-        if str(r.state) == "OK" and r.value is not None and r.value < best:
+        if r.state == TrialState.OK and r.value is not None and r.value < best:
             best = r.value
         if math.isfinite(best):
             evals.append(n)

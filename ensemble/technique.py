@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from ensemble.errors import TechniqueError
+from ensemble.result import TrialState
 
 if TYPE_CHECKING:
     from ensemble.space import SearchSpace
@@ -51,7 +52,7 @@ class Trial:
 
     @property
     def ok(self) -> bool:
-        return self.state == "OK"
+        return self.state == TrialState.OK
 
 
 class Technique(abc.ABC):

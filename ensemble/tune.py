@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 from ensemble.app import TunerApp
 from ensemble.driver.measure import MeasurementDriver, worker_name
@@ -21,6 +21,9 @@ from ensemble.driver.records import row_config
 from ensemble.driver.session import RunSession, TuneResult, run_app
 from ensemble.errors import ConfigurationError, EnsembleError
 from ensemble.settings import RunSettings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ensemble.storage.base import BaseStorage
 
 __all__ = ["FunctionApp", "TuneResult", "Tuner", "tune"]
 
@@ -112,8 +115,8 @@ class Tuner:
         self.run_id, self.run_name = handle.run_id, handle.name
         self._search = self._session.start_search()
         self.technique = self._search.technique
-        self.storage = self._session.storage
-        assert self.storage is not None
+        assert self._session.storage is not None
+        self.storage: BaseStorage = self._session.storage
         self._worker = worker_name("asktell")
         self._recorder = MeasurementDriver(self.storage, self.run_id, None, self.objective, worker=self._worker)
         self._asked: dict[str, list[int]] = {}
@@ -166,7 +169,7 @@ class Tuner:
             self._session.end_search()
             self._session.close()
 
-    def __enter__(self) -> Tuner:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

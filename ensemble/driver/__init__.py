@@ -10,7 +10,13 @@ from ensemble.driver.loops import serve_worker
 from ensemble.driver.measure import MeasurementDriver, worker_name
 from ensemble.driver.outcome import coerce_result, failure_from_exception
 from ensemble.driver.search import SearchDriver, SearchOptions, SearchStatus
-from ensemble.driver.session import RunHandle, RunSession, TuneResult, make_technique, run_app
+from ensemble.driver.session import (
+    RunHandle,
+    RunSession,
+    TuneResult,
+    make_technique,
+    run_app,
+)
 
 __all__ = [
     "MeasurementDriver",

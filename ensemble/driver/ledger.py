@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ensemble.result import TrialState
 from ensemble.technique import Trial
 
 __all__ = ["RequestLedger", "SearchStatus"]
@@ -86,8 +87,7 @@ class RequestLedger:
 
     def mark_seen(self, request_id: int) -> None:
         self._seen.add(request_id)
-        if request_id > self._high:
-            self._high = request_id
+        self._high = max(self._high, request_id)
 
     def cursor(self) -> int:
         """Read finished requests with ids above this (see Storage.finished_since)."""
@@ -109,7 +109,7 @@ class RequestLedger:
             return
         st.unique += 1
         self.known.setdefault(trial.config_hash, trial)
-        if trial.state != "OK":
+        if trial.state != TrialState.OK:
             st.failures += 1
         elif trial.value < st.best_value:
             st.best_value = trial.value

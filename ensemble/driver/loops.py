@@ -22,11 +22,11 @@ from ensemble.driver.measure import MeasurementDriver, worker_name
 from ensemble.settings import SettingsError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ensemble.driver.search import SearchDriver
     from ensemble.driver.runinfo import TuneResult
+    from ensemble.driver.search import SearchDriver
     from ensemble.driver.session import RunSession
 
-__all__ = ["FAST_TRIAL_S", "run_local", "same_thread_loop", "serve_worker", "threads_loop", "processes_loop"]
+__all__ = ["FAST_TRIAL_S", "processes_loop", "run_local", "same_thread_loop", "serve_worker", "threads_loop"]
 
 _log = logging.getLogger("ensemble.driver")
 

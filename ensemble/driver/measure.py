@@ -15,14 +15,12 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ensemble.driver.channel import LocalResult
 from ensemble.driver.outcome import coerce_result, failure_from_exception
 from ensemble.driver.records import row_config
-from ensemble.result import Result
+from ensemble.result import Result, TrialState
 
 if TYPE_CHECKING:  # pragma: no cover
     from ensemble.driver.channel import SameThreadChannel
@@ -160,8 +158,8 @@ class MeasurementDriver:
         except Exception as exc:  # noqa: BLE001 - the run goes on; the reason is recorded
             result = failure_from_exception(exc)
         elapsed = time.perf_counter() - t0
-        if limit is not None and elapsed > limit and result.state == "OK":
-            result = Result(state="TIMEOUT", reason=f"trial took {elapsed:.3g} s, limit {limit:g} s",
+        if limit is not None and elapsed > limit and result.state == TrialState.OK:
+            result = Result(state=TrialState.TIMEOUT, reason=f"trial took {elapsed:.3g} s, limit {limit:g} s",
                             metrics=dict(result.metrics or {}), times=list(result.times or []))
         return result, elapsed
 
@@ -176,12 +174,12 @@ class MeasurementDriver:
         if result.time is not None:
             metrics.setdefault("time", float(result.time))
         value: float | None
-        if state == "OK":
+        if state == TrialState.OK:
             try:
                 value = float(self.objective.scalar(result))
             except Exception as exc:  # noqa: BLE001 - e.g. the objective's metric is missing
-                state, value = "FAILED", None
-                result = Result(state="FAILED", reason=f"ObjectiveError: {exc}", metrics=metrics)
+                state, value = TrialState.FAILED, None
+                result = Result(state=TrialState.FAILED, reason=f"ObjectiveError: {exc}", metrics=metrics)
                 _log.warning("objective could not rank a result: %s", exc)
         else:
             value = None

@@ -25,12 +25,12 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from ensemble import mpi
-from ensemble.driver.measure import MeasurementDriver
-from ensemble.driver.runinfo import RunHandle, TuneResult
 # imported by every rank before rank 0 opens the run: imported lazily after it, the other
 # ranks spent seconds importing SQLAlchemy while rank 0 measured alone
 import ensemble.storage  # noqa: F401
+from ensemble import mpi
+from ensemble.driver.measure import MeasurementDriver
+from ensemble.driver.runinfo import RunHandle, TuneResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from ensemble.driver.search import SearchDriver

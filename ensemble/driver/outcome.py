@@ -15,7 +15,7 @@ import traceback
 from typing import Any
 
 from ensemble.errors import ObjectiveError
-from ensemble.result import Result
+from ensemble.result import Result, TrialState
 from ensemble.result import coerce_result as _validate
 
 __all__ = ["coerce_result", "failure_from_exception"]
@@ -29,7 +29,7 @@ def coerce_result(value: Any) -> Result:
         return _validate(value)
     except ObjectiveError as err:
         _log.warning("ObjectiveError: %s", err)
-        return Result(state="FAILED", reason=f"ObjectiveError: {err}")
+        return Result(state=TrialState.FAILED, reason=f"ObjectiveError: {err}")
 
 
 def failure_from_exception(exc: BaseException) -> Result:
@@ -41,4 +41,4 @@ def failure_from_exception(exc: BaseException) -> Result:
         where = f" (at {last.filename}:{last.lineno} in {last.name})"
     reason = f"{type(exc).__name__}: {exc}{where}"
     _log.warning("run() raised %s", reason)
-    return Result(state="FAILED", reason=reason[:2000])
+    return Result(state=TrialState.FAILED, reason=reason[:2000])

@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from ensemble.result import TrialState
 from ensemble.technique import Trial
 
 __all__ = ["best_of", "row_config", "to_trial"]
@@ -30,7 +31,7 @@ def to_trial(row: Any, evaluation: int) -> Trial:
     """A Trial from a finished row; failures and missing values are math.inf."""
     state = str(getattr(row.state, "value", row.state))
     value = row.value
-    if state != "OK" or value is None or (isinstance(value, float) and math.isnan(value)):
+    if state != TrialState.OK or value is None or (isinstance(value, float) and math.isnan(value)):
         value = math.inf
     return Trial(
         config=row_config(row),
@@ -56,6 +57,6 @@ def best_of(trials: Iterable[Trial]) -> Trial | None:
     """The OK, non-duplicate trial with the lowest value (first one on ties)."""
     best: Trial | None = None
     for t in trials:
-        if t.state == "OK" and not t.duplicate and (best is None or t.value < best.value):
+        if t.state == TrialState.OK and not t.duplicate and (best is None or t.value < best.value):
             best = t
     return best

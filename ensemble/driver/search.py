@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ensemble.driver.ledger import RequestLedger, SearchStatus
 from ensemble.driver.records import best_of, to_trial
 from ensemble.driver.submit import LocalSubmit, SharedSubmit, SubmitPolicy
+from ensemble.result import TrialState
 from ensemble.technique import Technique, Trial
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -107,7 +108,7 @@ class SearchDriver:
         for row in self.storage.trials(self.run_id):
             rid = int(row.request_id)
             state = str(row.state)
-            if state in ("WAITING", "RUNNING"):
+            if state in (TrialState.WAITING, TrialState.RUNNING):
                 if not row.duplicate:
                     ledger.unfinished[rid] = (row.config, row.config_hash)
                     ledger.add_pending(row.config_hash, row.technique)
@@ -183,7 +184,7 @@ class SearchDriver:
             return 0
         config, config_hash = held
         value = res.value
-        v = value if (res.state == "OK" and value is not None and not math.isnan(value)) else math.inf
+        v = value if (res.state == TrialState.OK and value is not None and not math.isnan(value)) else math.inf
         trial = Trial(config=config, config_hash=config_hash, value=float(v), state=res.state,
                       technique=ledger.pending.get(config_hash, ""), duplicate=False,
                       evaluation=ledger.counted_after(False), cost=res.cost)

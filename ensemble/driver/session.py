@@ -42,7 +42,13 @@ import numpy as np
 
 from ensemble.driver.runinfo import RunHandle, TuneResult
 from ensemble.driver.search import SearchDriver, SearchOptions
-from ensemble.errors import ConfigurationError, EnsembleError, RunExistsError, SpaceError
+from ensemble.errors import (
+    ConfigurationError,
+    EnsembleError,
+    RunExistsError,
+    SpaceError,
+)
+from ensemble.result import TrialState
 from ensemble.settings import RunSettings, SettingsError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -214,7 +220,7 @@ class RunSession:
         elif queue_seeds and self.seeds:
             search.add_seeds(self.seeds)
         if log_trials and self.settings.results_log:
-            self._log_fh = open(self.settings.results_log, "a", encoding="utf-8")
+            self._log_fh = open(self.settings.results_log, "a", encoding="utf-8")  # noqa: SIM115 - closed by end_search()
             fh = self._log_fh
             search.listeners.append(lambda t: _log_trial(fh, t))
         self.search = search
@@ -251,12 +257,12 @@ class RunSession:
         rows = self.storage.trials(self.run_id)
         best = None
         for r in rows:
-            usable = str(r.state) == "OK" and not r.duplicate and r.value is not None and not math.isnan(r.value)
+            usable = r.state == TrialState.OK and not r.duplicate and r.value is not None and not math.isnan(r.value)
             if usable and (best is None or r.value < best.value):  # type: ignore[operator]
                 best = r
         counts = self.storage.counts(self.run_id)
-        failures = sum(counts.get(s, 0) for s in ("FAILED", "TIMEOUT", "INVALID")) - sum(
-            1 for r in rows if r.duplicate and str(r.state) != "OK")
+        failures = sum(counts.get(s, 0) for s in (TrialState.FAILED, TrialState.TIMEOUT, TrialState.INVALID)) - sum(
+            1 for r in rows if r.duplicate and r.state != TrialState.OK)
         if stop_reason is None and self.search is not None:
             stop_reason = self.search.status.stop_reason
         return TuneResult(
@@ -358,7 +364,7 @@ def _requeue_dead_local(storage: BaseStorage, run_id: int, heartbeat_timeout: fl
     import os
     import socket
 
-    running = [r for r in storage.trials(run_id) if str(r.state) == "RUNNING"]
+    running = [r for r in storage.trials(run_id) if r.state == TrialState.RUNNING]
     host = socket.gethostname()
 
     def dead(worker: str | None) -> bool:
