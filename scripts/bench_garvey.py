@@ -74,6 +74,8 @@ class Cache:
             t0 = time.perf_counter()
             res = self._measure(b)
             run_s = time.perf_counter() - t0
+            if run_s > 10:
+                print(f"    slow measurement ({run_s:.0f} s): {todo[h]}", flush=True)
             refused = bool(res.reason and res.reason.startswith("refused")) and not isinstance(b, tuple)
             self.rec[h] = {"value": res.time if res.state == "OK" and res.time else math.inf,
                            "state": res.state, "reason": (res.reason or "")[:120],
@@ -175,6 +177,8 @@ def measure(args: argparse.Namespace) -> int:
                     t = create_technique("garvey", seed=args.seed, heuristic=s, loading=ld, hints=hints,
                                          repeats=args.repeats)
                     res["strategies"][f"{s}:{ld}"] = run_strategy(t, cache, None, args.seed)
+                    print(f"    {s}:{ld} {res['strategies'][f'{s}:{ld}']['configs']} configurations, "
+                          f"{time.perf_counter() - ts:.0f} s", flush=True)
             elif s == "Rand":
                 res["strategies"]["Rand"] = run_strategy(create_technique("GarveyRand", seed=args.seed,
                                                                           samples=args.rand_samples),
@@ -185,7 +189,8 @@ def measure(args: argparse.Namespace) -> int:
             else:
                 res["strategies"][s] = run_strategy(create_technique(s, seed=args.seed), cache, args.budget,
                                                     args.seed)
-            print(f"  {b.name} {s}: {time.perf_counter() - ts:.1f} s, cache {len(cache.rec)}", flush=True)
+            print(f"  {b.name} {s}: {time.perf_counter() - ts:.1f} s, cache {len(cache.rec)} "
+                  f"({sum(1 for r in cache.rec.values() if r['compiled'])} compiled)", flush=True)
             res["unique_measured"] = len(cache.rec)
             res["wall_s"] = time.perf_counter() - t0
             save(res)  # partial: a killed run keeps what it measured

@@ -33,7 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     mo.add_argument("--out", required=True)
     mo.add_argument("--seed", type=int, default=1)
     a = ap.parse_args(argv)
-    from scripts.bench_garvey import HEURISTICS, main as bench_main, rows_of
+    from scripts.bench_garvey import HEURISTICS, rows_of
+    from scripts.bench_garvey import main as bench_main
 
     if a.cmd == "measure":
         return bench_main(["measure", "--strategies", ",".join(HEURISTICS), *a.rest])

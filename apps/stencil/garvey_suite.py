@@ -35,7 +35,7 @@ from apps.stencil.patterns import pattern_offsets, synthetic
 from apps.stencil.spec import Stencil
 from ensemble.errors import ConfigurationError
 
-__all__ = ["GarveyBenchmark", "LOADINGS", "garvey_benchmark", "garvey_features", "garvey_hints", "garvey_suite", "stratified_subset"]
+__all__ = ["LOADINGS", "GarveyBenchmark", "garvey_benchmark", "garvey_features", "garvey_hints", "garvey_suite", "stratified_subset"]
 
 #: the four data-loading techniques of Sec. 4.7 / 6.1 and the parameter values each fixes
 LOADINGS: dict[str, dict[str, Any]] = {

@@ -144,7 +144,8 @@ class OpenCLStencilRunner(_Base):
         for a in self.st.inputs:
             arr = np.ascontiguousarray(self.data[a], np.float32)
             flat = arr.reshape(arr.shape[0] * arr.shape[1], arr.shape[2])
-            out[a] = cl.Image(self.backend.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, fmt,
+            flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
+            out[a] = cl.Image(self.backend.context, flags, fmt,  # type: ignore[arg-type]
                               shape=(flat.shape[1], flat.shape[0]), hostbuf=flat)
         return out
 

@@ -38,7 +38,7 @@ from ensemble.errors import TechniqueError
 from techniques.base import SequentialTechnique, Step
 from techniques.garvey.spec import HeuristicSpec, SpecError, Statement, parse_spec
 
-__all__ = ["Garvey", "HEURISTICS", "load_heuristic"]
+__all__ = ["HEURISTICS", "Garvey", "load_heuristic"]
 
 _log = logging.getLogger("ensemble.techniques.garvey")
 

@@ -77,7 +77,9 @@ class LoadingPredictor:
         if len(set(y)) == 1:
             self._constant, self._forest = y[0], None
             return self
-        from sklearn.ensemble import RandomForestClassifier  # heavy: only when a model is fitted
+        from sklearn.ensemble import (
+            RandomForestClassifier,  # heavy: only when a model is fitted
+        )
 
         self._constant = None
         self._forest = RandomForestClassifier(n_estimators=self.n_estimators, max_features=self.max_features,

@@ -12,7 +12,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from apps.stencil.garvey_suite import garvey_benchmark, garvey_features, garvey_hints, garvey_suite, stratified_subset
+from apps.stencil.garvey_suite import (
+    garvey_benchmark,
+    garvey_features,
+    garvey_hints,
+    garvey_suite,
+    stratified_subset,
+)
 from apps.stencil.opencl_gen import opencl_baseline
 from apps.stencil.patterns import synthetic
 from apps.stencil.space import opencl_space
@@ -116,7 +122,8 @@ def test_malformed_heuristic_file_is_one_line_on_the_command_line(tmp_path: Path
     out = subprocess.run([sys.executable, "-m", "apps.stencil", "--suite", "garvey", "--size", "16",
                           "--technique", "garvey", "--heuristic", str(bad), "--test-limit", "1",
                           "--database", f"sqlite:///{tmp_path}/x.db"],
-                         capture_output=True, text=True, cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)})
+                         check=False, capture_output=True, text=True, cwd=str(ROOT),
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode != 0
     assert f"{bad}:2:12" in out.stderr + out.stdout
     assert "Traceback" not in out.stderr
@@ -133,7 +140,8 @@ def test_tune_with_garvey_end_to_end_on_opencl(tmp_path: Path) -> None:
                           "--size", "16", "--technique", "garvey", "--heuristic", "dims", "--loading", "image",
                           "--test-limit", "6", "--repeats", "2", "--quiet",
                           "--database", f"sqlite:///{tmp_path}/g.db"],
-                         capture_output=True, text=True, cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         check=False, capture_output=True, text=True, cwd=str(ROOT),
+                         env={**os.environ, "PYTHONPATH": str(ROOT)},
                          timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "found by garvey" in out.stdout and '"mem": "image"' in out.stdout
