@@ -217,6 +217,66 @@ def designs(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+# ---------------------------------------------------------------------------
+# why DLMT does what it does on a space: its decisions, tallied over seeds
+# ---------------------------------------------------------------------------
+
+def _explain_one(path: str, budget: int, seed: int) -> dict[str, Any]:
+    from apps.replay import load_space
+    from ensemble.technique import Trial
+    from techniques.doe import DLMT
+
+    space = _SPACES.get(path) or _SPACES.setdefault(path, load_space(path))
+    mode = space.check_mode(None)
+    sspace = space.to_search_space(mode)
+    best_config, f_opt = space.optimum()
+    tech = DLMT()
+    tech.bind(sspace, budget=budget, rng=np.random.default_rng(seed))
+    seen: dict[str, float] = {}
+    while not tech.done and len(seen) < budget:
+        configs = tech.propose(1)
+        if not configs:
+            break
+        for c in configs:
+            rec = space.records.get(space.key(c))
+            v = math.inf if rec is None else space.scalar(rec)
+            h = sspace.config_hash(c)
+            dup = h in seen
+            seen[h] = v
+            tech.observe(Trial(config=c, config_hash=h, value=v, state="OK" if math.isfinite(v) else "FAILED",
+                               technique="dlmt", duplicate=dup, evaluation=len(seen)))
+    fixed = tech.fixed
+    return {"evaluations": len(seen), "steps": len(tech.steps),
+            "empty_steps": sum(1 for s in tech.steps if "significant_factors" in s and not s["significant_factors"]),
+            "unanalysed_steps": sum(1 for s in tech.steps if "model" in s and "anova" not in s),
+            "fixed": len(fixed), "fixed_at_optimum": sum(1 for n, v in fixed.items() if best_config.get(n) == v),
+            "failed_runs": sum(1 for v in seen.values() if not math.isfinite(v)),
+            "fixed_factors": sorted(fixed)}
+
+
+def explain(args: argparse.Namespace) -> dict[str, Any]:
+    from apps.replay import load_space
+
+    out: dict[str, Any] = {"command": "python -m scripts.bench_doe " + " ".join(sys.argv[1:]), "budget": args.budget,
+                           "seeds": args.seeds, "spaces": {}}
+    for path in args.spaces:
+        _SPACES[path] = load_space(path)
+        runs = [_explain_one(path, args.budget, args.seed + s) for s in range(args.seeds)]
+        sname = Path(path).name.split(".")[0]
+        summary = {k: float(np.mean([r[k] for r in runs])) for k in
+                   ("evaluations", "steps", "empty_steps", "unanalysed_steps", "fixed", "fixed_at_optimum", "failed_runs")}
+        counts: dict[str, int] = {}
+        for r in runs:
+            for n in r["fixed_factors"]:
+                counts[n] = counts.get(n, 0) + 1
+        summary["times_fixed"] = counts
+        out["spaces"][sname] = summary
+        print(sname, json.dumps(summary), file=sys.stderr, flush=True)
+        if args.json_out:
+            Path(args.json_out).write_text(json.dumps(out, indent=1))
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m scripts.bench_doe", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="part")
@@ -235,7 +295,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     d.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[100, 250, 1000])
     d.add_argument("--repeats", type=int, default=5)
     d.add_argument("--json-out", default=None)
+    e = sub.add_parser("explain", help="DLMT's decisions per space (steps, empty screens, levels fixed at the optimum)")
+    e.add_argument("spaces", nargs="*", default=DEFAULT_SPACES)
+    e.add_argument("--budget", type=int, default=56)
+    e.add_argument("--seeds", type=int, default=25)
+    e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--json-out", default=None)
     args = p.parse_args(argv)
+    if args.part == "explain":
+        explain(args)
+        return 0
     if args.part == "designs":
         designs(args)
         return 0
