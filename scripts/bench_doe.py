@@ -229,7 +229,7 @@ def _explain_one(path: str, budget: int, seed: int) -> dict[str, Any]:
     space = _SPACES.get(path) or _SPACES.setdefault(path, load_space(path))
     mode = space.check_mode(None)
     sspace = space.to_search_space(mode)
-    best_config, f_opt = space.optimum()
+    best_config, _ = space.optimum()
     tech = DLMT()
     tech.bind(sspace, budget=budget, rng=np.random.default_rng(seed))
     seen: dict[str, float] = {}
