@@ -388,10 +388,31 @@ def evaluate_space(path: str, args: argparse.Namespace) -> dict[str, Any]:
         sc = meth.scores(traces)
         table[label] = {"score": float(sc.mean()), "sem": float(sc.std(ddof=1) / math.sqrt(len(sc))) if len(sc) > 1 else 0.0,
                         "repeats": len(sc), "cut_runs": sum(bool(getattr(v, "cut", False)) for v in per_seed), "unique_evals": float(np.mean([min(len(v), meth.budget) for v in per_seed])),
-                        "final_best_over_opt": float(traces[:, -1].mean() / meth.f_opt) if meth.f_opt else None}
+                        "final_best_over_opt": float(traces[:, -1].mean() / meth.f_opt) if meth.f_opt else None,
+                        **failure_fractions(per_seed, meth.budget)}
         print(f"  {label:40s} score {table[label]['score']:+.3f} ± {table[label]['sem']:.3f}", file=sys.stderr)
     return {"space": space_name(path), "mode": mode, "size": space.size(mode), "budget": meth.budget,
             "k0": meth.k0, "optimum": meth.f_opt, "results": table, "seconds": timing}
+
+
+def failure_fractions(per_seed: Sequence[Sequence[float]], budget: int) -> dict[str, float]:
+    """Share of the budget's evaluations that failed (inf), over the whole run and after its first 20 %.
+
+    Why both: a search that learns where configurations fail pays for the
+    first failures; what matters after that is whether it keeps paying.
+    """
+    whole, late = [], []
+    for values in per_seed:
+        v = np.asarray(list(values)[:budget], dtype=float)
+        if len(v) == 0:
+            continue
+        failed = ~np.isfinite(v)
+        whole.append(failed.mean())
+        start = int(math.ceil(0.2 * len(v)))
+        if len(v) > start:
+            late.append(failed[start:].mean())
+    return {"failure_fraction": float(np.mean(whole)) if whole else 0.0,
+            "failure_fraction_after_20pct": float(np.mean(late)) if late else 0.0}
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -414,6 +435,13 @@ def markdown(report: dict[str, Any]) -> str:
         cuts = [r["results"].get(lab, {}).get("cut_runs", 0) for r in report["spaces"]]
         lines.append(f"| {lab} | " + " | ".join("-" if c is None else f"{c:.0f}" + (f" ({k} cut)" if k else "")
                                                 for c, k in zip(cells, cuts)) + " |")
+    lines += ["", "Share of the evaluations that failed (whole run / after the first 20 % of it):", "",
+              "| tuner | " + " | ".join(spaces) + " |", "|---" * (len(spaces) + 1) + "|"]
+    for lab in labels:
+        res = [r["results"].get(lab) for r in report["spaces"]]
+        lines.append(f"| {lab} | " + " | ".join(
+            "-" if x is None or "failure_fraction" not in x
+            else f"{x['failure_fraction']:.2f} / {x['failure_fraction_after_20pct']:.2f}" for x in res) + " |")
     return "\n".join(lines) + "\n"
 
 
