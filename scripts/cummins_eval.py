@@ -55,17 +55,18 @@ def partitions(d: WorkgroupData, which: list[str], seed: int) -> list[tuple[str,
         for k, fold in enumerate(folds):
             ts = {int(i) for i in fold}
             out.append(("cv10", f"fold{k}", [i for i in range(n) if i not in ts], sorted(ts)))
-    for kind, key in (("device", "device"), ("kernel", "kernel")):
+    for kind, key in (("device", "device"), ("device-unguarded", "device"), ("kernel", "kernel")):
         if kind not in which:
             continue
         groups: dict[str, list[int]] = defaultdict(list)
         for i, s in enumerate(d.scenarios):
             groups[s[key].rsplit(".", 1)[0] if kind == "kernel" else s[key]].append(i)
+        name = "leave-one-device-out, no W_max guard" if kind == "device-unguarded" else f"leave-one-{kind}-out"
         if len(groups) < 2:
             continue
         for g, test in sorted(groups.items()):
             ts = set(test)
-            out.append((f"leave-one-{kind}-out", g, [i for i in range(n) if i not in ts], sorted(ts)))
+            out.append((name, g, [i for i in range(n) if i not in ts], sorted(ts)))
     return out
 
 
@@ -97,6 +98,7 @@ def evaluate(d: WorkgroupData, which: list[str], seed: int, quick: bool) -> list
     for kind, label, train, test in partitions(d, which, seed):
         tr = d.subset(train)
         for name, pred, fallbacks in predictors(seed, quick):
+            pred.guard_small_device = "no W_max guard" not in kind
             t0 = time.perf_counter()
             try:
                 pred.fit(tr.features, tr.times, tr.refused, tr.column("w_max"))
@@ -125,6 +127,18 @@ def evaluate(d: WorkgroupData, which: list[str], seed: int, quick: bool) -> list
     return rows
 
 
+def _read_rows(path: Path) -> list[dict[str, Any]]:
+    """eval_rows.csv back into rows with numbers where the evaluation wrote numbers."""
+    with open(path, newline="") as fh:
+        rows: list[dict[str, Any]] = list(csv.DictReader(fh))
+    for r in rows:
+        for k in ("performance", "speedup", "predict_s", "fit_s"):
+            r[k] = float(r[k])
+        for k in ("accurate", "tries", "w_safe_note", "wr", "wc"):
+            r[k] = int(r[k])
+    return rows
+
+
 def _gmean(xs: list[float]) -> float:
     xs = [x for x in xs if x > 0 and math.isfinite(x)]
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else math.nan
@@ -145,6 +159,7 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "refused": float(np.mean([r["first"] == "refused" for r in rs])),
                     "invalid": float(np.mean([r["first"] == "invalid" for r in rs])),
                     "offgrid": float(np.mean([r["first"] == "offgrid" for r in rs])),
+                    "w_safe": float(np.mean([int(r["w_safe_note"]) for r in rs])),
                     "predict_ms": 1e3 * float(np.mean([r["predict_s"] for r in rs]))})
     return out
 
@@ -163,17 +178,35 @@ def write(out: Path, d: WorkgroupData, rows: list[dict[str, Any]], summary: list
     fixed = baseline(d.times)
     base_perf = float(np.mean([performance(t, fixed) for t in d.times]))
     devices = sorted({s["device"] for s in d.scenarios})
-    lines = [f"Command: `{command}`", "",
+    log = out / "eval_commands.txt"   # every evaluation that wrote rows, in order (--append adds one)
+    if command and "--summarize-only" not in command:
+        with open(log, "a") as fh:
+            fh.write(command + "\n")
+    cmds = log.read_text().splitlines() if log.exists() else [command]
+    lines = ["Commands (the rows of each are in eval_rows.csv):", "", *[f"    {c}" for c in cmds], "",
              (f"{len(d)} scenarios on {len(devices)} device(s) ({', '.join(devices)}); "
               f"best fixed size (Algorithm 1 baseline over all scenarios) {fixed[0]}x{fixed[1]}, "
               f"which reaches {base_perf:.0%} of the oracle on average "
               f"(paper: {PAPER['baseline fraction of oracle']})."),
              "", ("| partition | model | fallback | n | median speedup | gmean speedup | % of oracle | accuracy | "
-                  "refused | invalid | off-grid | predict ms |"), "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "refused | invalid | off-grid | W_safe | predict ms |"), "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in summary:
         lines.append(f"| {s['partition']} | {s['model']} | {s['fallback']} | {s['n']} | {s['median_speedup']:.2f}x | "
                      f"{s['gmean_speedup']:.2f}x | {s['mean_performance']:.1%} | {s['accuracy']:.1%} | "
-                     f"{s['refused']:.1%} | {s['invalid']:.1%} | {s['offgrid']:.1%} | {s['predict_ms']:.2f} |")
+                     f"{s['refused']:.1%} | {s['invalid']:.1%} | {s['offgrid']:.1%} | {s['w_safe']:.1%} | "
+                     f"{s['predict_ms']:.2f} |")
+    folds = summarize([dict(r, partition=f"{r['partition']}: {r['fold']}") for r in rows
+                       if r["partition"].startswith("leave-one-device-out")])
+    if folds:
+        lines += ["", ("Leave-one-device-out by held-out device (% of oracle; W_safe = answered with the W_safe "
+                       "baseline because the held-out device's W_max is below every training device's):"), "",
+                  ("| partition | held out | model | fallback | median speedup | % of oracle | invalid | off-grid | "
+                   "W_safe |"), "|---|---|---|---|---|---|---|---|---|"]
+        for s in folds:
+            part, held = s["partition"].split(": ", 1)
+            lines.append(f"| {part} | {held} | {s['model']} | {s['fallback']} | "
+                         f"{s['median_speedup']:.2f}x | {s['mean_performance']:.1%} | {s['invalid']:.1%} | "
+                         f"{s['offgrid']:.1%} | {s['w_safe']:.1%} |")
     lines += ["", "Paper (429 scenarios, 7 devices): median 3.79x over the best fixed size, 94% of the oracle."]
     (out / "eval_summary.md").write_text("\n".join(lines) + "\n")
     try:
@@ -207,9 +240,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--partitions", nargs="*", default=["cv10", "device", "kernel"])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="J48 and the speedup regressor only")
+    ap.add_argument("--append", action="store_true", help="add these partitions' rows to OUT/eval_rows.csv")
+    ap.add_argument("--summarize-only", action="store_true",
+                    help="re-read OUT/eval_rows.csv and rewrite the summary (no training)")
     a = ap.parse_args(argv)
     d = merge(*[load(p) for p in a.data]) if a.data else load()
-    rows = evaluate(d, a.partitions, a.seed, a.quick)
+    if a.summarize_only:
+        rows = _read_rows(Path(a.out) / "eval_rows.csv")
+    else:
+        rows = evaluate(d, a.partitions, a.seed, a.quick)
+        if a.append:
+            rows = _read_rows(Path(a.out) / "eval_rows.csv") + rows
     summary = summarize(rows)
     write(Path(a.out), d, rows, summary, "python -m scripts.cummins_eval " + " ".join(argv or sys.argv[1:]))
     print((Path(a.out) / "eval_summary.md").read_text())

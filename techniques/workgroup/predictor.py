@@ -65,7 +65,7 @@ class WorkgroupPredictor:
     """Fit on scenarios, predict a work-group size for a new one."""
 
     def __init__(self, method: str = "speedup", *, model: str = "J48", fallback: str = "nearest",
-                 seed: int = 0) -> None:
+                 seed: int = 0, guard_small_device: bool = True) -> None:
         if method not in METHODS:
             raise TechniqueError(f"WorkgroupPredictor(method={method!r}): use one of {METHODS}")
         if method == "classifier" and model not in CLASSIFIERS:
@@ -73,6 +73,9 @@ class WorkgroupPredictor:
         if fallback not in FALLBACKS:
             raise TechniqueError(f"WorkgroupPredictor(fallback={fallback!r}): use one of {sorted(FALLBACKS)}")
         self.method, self.model_name, self.fallback, self.seed = method, model, fallback, seed
+        #: answer W_safe for a W_max(s) below every training scenario's (False: the paper's behaviour,
+        #: predict anyway and let the fallbacks / Algorithm 2 handle sizes over W_max(s))
+        self.guard_small_device = guard_small_device
         self.rng = np.random.default_rng(seed)
         self._model: Any = None
         self._classes: list[Size] = []
@@ -154,7 +157,7 @@ class WorkgroupPredictor:
         problem = self.check_features(x)
         if problem:
             return self._w_safe(w_max, f"{problem}; using the W_safe baseline {self.base}", t0)
-        if w_max < self.min_train_w_max:
+        if self.guard_small_device and w_max < self.min_train_w_max:
             return self._w_safe(w_max, f"W_max(s) = {w_max} is below every training scenario's maximum "
                                        f"(smallest {self.min_train_w_max}); the models have not seen such a "
                                        f"device, using the W_safe baseline", t0)

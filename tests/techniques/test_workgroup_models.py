@@ -136,3 +136,13 @@ def test_workgroup_seed_proposes_the_prediction_first_then_hands_over() -> None:
     assert space.is_valid(got[1]) and all(space.is_valid(c) for c in got)   # 32x32 repaired into the space
     assert t.credit_name(space.config_hash(got[0])) == "WorkgroupSeed"
     assert t.credit_name(space.config_hash(got[2])) == "Random"
+
+
+@pytest.mark.parametrize("fallback", sorted(FALLBACKS))
+def test_without_the_guard_an_over_w_max_prediction_is_repaired_by_the_fallback(fallback: str) -> None:
+    times = [{(2, 2): 4.0, (4, 4): 2.0, (8, 8): 1.0}, {(2, 2): 3.0, (4, 2): 2.0, (8, 8): 1.0}]
+    p = WorkgroupPredictor("classifier", model="J48", fallback=fallback, guard_small_device=False)
+    p.fit(np.array([[1.0, 0.0], [2.0, 1.0]]), times, [set(), set()], [64, 64])
+    pred = p.predict([1.0, 0.0], 16)   # every oracle is (8, 8) = 64 work-items > 16
+    assert not pred.used_w_safe and pred.first == (8, 8)
+    assert pred.size[0] * pred.size[1] <= 16 and pred.tries >= 1
