@@ -12,6 +12,12 @@ heuristics), then write the model file the ``garvey`` technique loads::
         --out techniques/garvey/data/loading_model.json
 
 ``model`` also prints the leave-one-out accuracy of each heuristic's model.
+
+The test fixture ``tests/techniques/data/garvey_pocl_fixture.json`` (a cheap
+stand-in for the heuristics: per loading, the best of two fixed
+configurations) was measured on PoCL with::
+
+    python -m scripts.garvey_dataset fixture --size 16 --names box1d_r5_z,box2d_r1_z,... --out FILE
 """
 
 from __future__ import annotations
@@ -32,7 +38,13 @@ def main(argv: list[str] | None = None) -> int:
     mo.add_argument("--platform", required=True, help="what the rows were measured on (stored in the file)")
     mo.add_argument("--out", required=True)
     mo.add_argument("--seed", type=int, default=1)
+    fx = sub.add_parser("fixture", help="per loading, the best of two fixed configurations (a test fixture)")
+    fx.add_argument("--names", required=True)
+    fx.add_argument("--size", type=int, default=16)
+    fx.add_argument("--out", required=True)
     a = ap.parse_args(argv)
+    if a.cmd == "fixture":
+        return fixture(a)
     from scripts.bench_garvey import HEURISTICS, rows_of
     from scripts.bench_garvey import main as bench_main
 
@@ -50,6 +62,34 @@ def main(argv: list[str] | None = None) -> int:
     LoadingPredictor.save(a.out, rows, platform=a.platform, seed=a.seed,
                           note=f"{len(rows)} kernels from {', '.join(Path(p).name for p in a.results)}")
     print(f"wrote {a.out} ({len(rows)} kernels)")
+    return 0
+
+
+def fixture(a: argparse.Namespace) -> int:
+    import math
+
+    from apps.stencil.garvey_suite import garvey_benchmark
+    from apps.stencil.opencl_gen import opencl_baseline
+    from apps.stencil.runner import OpenCLStencilRunner
+    from measurement.opencl import OpenCLBackend
+
+    be = OpenCLBackend()
+    shapes = [{"wgx": 16, "wgy": 4, "wgz": 1}, {"wgx": 8, "wgy": 2, "wgz": 2, "cmz": 2}]
+    loads = {"global": {"mem": "global"}, "vec": {"mem": "global", "bmx": 4, "vx": 4, "wgx": 4},
+             "local": {"mem": "local"}, "image": {"mem": "image"}}
+    rows = []
+    for b in [garvey_benchmark(n) for n in a.names.split(",")]:
+        r = OpenCLStencilRunner(b.stencil(a.size), be, limits=False, image_layout="2d", warmup=1, repeats=3,
+                                statistic="mean")
+        times = {}
+        for ld, fix in loads.items():
+            got = [r({**opencl_baseline(), **sh, **fix}) for sh in shapes]
+            times[ld] = min((x.time for x in got if x.state == "OK" and x.time), default=math.inf)
+        rows.append({"name": b.name, "features": b.features(), "times": {"fixture": times}})
+        print(b.name, times, flush=True)
+    note = (f"{be.device.name}, {a.size}^3; per loading the best of two fixed work-group shapes (16x4x1 and 8x2x2 "
+            "with CZ=2; vec: BX=VX=4); mean of 3 after 1 warm-up")
+    Path(a.out).write_text(json.dumps({"note": note, "rows": rows}, indent=1))
     return 0
 
 

@@ -66,9 +66,11 @@ class ExpS(BaseTechnique):
     summary: ClassVar[str] = "Garvey & Abdelrahman's expert search: exhaustive over VX<=4, WX>=32, WY*CY<=4, WZ*CZ<=4"
 
     def __init__(self, *, seed: int | None = None, names: Mapping[str, str] | None = None, limit: int = 200_000,
-                 **options: Any) -> None:
+                 rules: bool = True, **options: Any) -> None:
         super().__init__(seed=seed, **options)
         self.names = dict(names or _STENCIL_NAMES)
+        #: False: the whole space, exhaustively (the true optimum of a small space: the exhaustive oracle)
+        self.rules = rules
         self.limit = int(limit)
         self._order: list[dict[str, Any]] | None = None
         self._random: Random | None = None
@@ -76,10 +78,10 @@ class ExpS(BaseTechnique):
     def _on_bind(self) -> None:
         self._order = None
         self._random = None
-        rules = set(self.names.values()) <= set(self.space.names)
+        rules = self.rules and set(self.names.values()) <= set(self.space.names)
         count = self.space.count_valid(limit=self.limit)
         if count is None or count > self.limit:
-            if rules:
+            if rules or not self.rules:
                 raise TechniqueError(f"ExpS: the space has more than limit={self.limit} valid configurations; "
                                      "raise limit= or use a smaller array size")
             self._random = Random()
