@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from typing import ClassVar
 
 import pytest
@@ -117,3 +118,13 @@ def test_hooks_we_never_call_are_refused_before_measuring(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "MeasurementInterface.extra_convergence_criteria() (overridden by Converging) is not supported" in err
     assert "--target VALUE" in err and Counting.measured == []
+
+
+def test_call_program_limits():
+    mi = MeasurementInterface()
+    slow = mi.call_program("sleep 5", limit=0.2)
+    assert slow["timeout"] and slow["time"] == float("inf")
+    big = mi.call_program([sys.executable, "-c", "x = bytearray(3 << 30)"], memory_limit=1 << 30)
+    assert big["returncode"] != 0 and b"MemoryError" in big["stderr"]
+    ok = mi.call_program("echo hi")
+    assert ok["returncode"] == 0 and ok["stdout"] == b"hi\n" and not ok["timeout"]
