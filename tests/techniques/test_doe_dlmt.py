@@ -13,7 +13,7 @@ from ensemble.space import Boolean, Enum, Integer, PowerOfTwo, SearchSpace
 from ensemble.technique import Trial
 from techniques.bandit import AUCBandit
 from techniques.doe import DLMT
-from tests.techniques.harness import run_technique
+from tests.techniques.driven import run_technique
 
 
 def space() -> SearchSpace:
@@ -189,3 +189,41 @@ def test_singular_design_drops_aliased_terms_and_reports_them() -> None:
     assert "b" in tech.steps[0]["aliased"]
     assert all(s.is_valid(c) for c in log.proposals)
     assert "aliased" in tech.state_dict()["report_files"]["dlmt.md"]
+
+
+class _Killed(BaseException):
+    """Stands for kill -9 in the middle of a measurement (not an Exception: the driver cannot catch it)."""
+
+
+def test_resume_through_the_driver_measures_only_the_rest_of_the_step(tmp_path: Any) -> None:
+    import ensemble
+    from ensemble.storage import Storage
+
+    s = SearchSpace().add(Integer("a", 0, 10), PowerOfTwo("b", 1, 64), Enum("k", ["x", "y", "z"]), Integer("c", 0, 5))
+    calls = {"n": 0, "kill_after": 8}
+
+    def f(c: dict[str, Any]) -> float:
+        calls["n"] += 1
+        if calls["kill_after"] and calls["n"] > calls["kill_after"]:
+            raise _Killed()
+        return (c["a"] - 3) ** 2 + abs(c["b"] - 8) / 8 + (c["k"] == "y") + 1.0 + 0.01 * c["c"]
+
+    kw = {"space": s, "technique": "dlmt", "seed": 3, "quiet": True, "run_name": "r", "test_limit": 60}
+    with pytest.raises(_Killed):
+        ensemble.tune(f, database=f"sqlite:///{tmp_path}/killed.db", **kw)
+    calls.update(n=0, kill_after=0)
+    ensemble.tune(f, database=f"sqlite:///{tmp_path}/killed.db", resume=True, **kw)
+    resumed_measured = calls["n"]
+    ensemble.tune(f, database=f"sqlite:///{tmp_path}/whole.db", **kw)
+
+    def measured(db: str) -> list[str]:
+        with Storage(f"sqlite:///{tmp_path}/{db}") as st:
+            run = st.get_run("r")
+            assert run is not None
+            rows = sorted(st.trials(run.id), key=lambda r: r.request_id)
+            return [r.config_hash for r in rows if not r.duplicate and str(r.state) == "OK"]
+
+    killed, whole = measured("killed.db"), measured("whole.db")
+    assert len(killed) == len(set(killed)), "nothing measured twice"
+    assert resumed_measured == len(whole) - 8, "the resumed run measured only what the kill left"
+    assert killed == whole, "the same design, in the same order, as an uninterrupted run"
