@@ -88,17 +88,34 @@ class TunerApp:
         """True when the app splits its work into compile() + run_compiled()."""
         return type(self).compile is not TunerApp.compile
 
+    #: seconds one trial may take when the user gives no ``--trial-limit``
+    #: (None: no limit); e.g. a synthesis flow whose bad flags run for minutes
+    default_trial_limit: float | None = None
+
+    def check_environment(self) -> None:
+        """Optional: raise an EnsembleError when something this app needs is missing.
+
+        Called once before the first trial (``RunSession.prepare``), so a
+        missing backend or tool stops the run at start with the install
+        command instead of failing every trial.
+        """
+
     # -- entry point -----------------------------------------------------------
     @classmethod
-    def main(cls, argv: Sequence[str] | None = None) -> int:
-        """Parse the standard flags plus the app's, tune, print the best config.
+    def main(cls, argv: Sequence[str] | None = None, *, exit: bool = True) -> int:
+        """Parse the standard flags plus the app's, tune, print the best config, exit with the status.
 
-        Returns the process exit status (0 on success); errors the user can fix
-        are printed as one line, not a traceback.
+        Like ``unittest.main()``: ``sys.exit(status)`` with 0 only when the run
+        succeeded (at least one successful trial); a mistake the user can fix
+        is one line on stderr and status 2; a run where every trial failed is
+        status 1, after the most common failure reasons.  ``exit=False``
+        returns the status instead (for callers that go on).
         """
         from ensemble.cli import run_app_main
 
         status = run_app_main(cls, list(sys.argv[1:] if argv is None else argv))
+        if exit:
+            sys.exit(status)
         return status
 
 

@@ -148,13 +148,51 @@ def _run_parsed(app_class: type, ns: argparse.Namespace, argv: list[str], make_a
         if result.extra.get("rank", 0) != 0:
             return 0
     except EnsembleError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         return 2
     except KeyboardInterrupt:
         print("interrupted; committed results are in the database (continue with --resume)", file=sys.stderr)
         return 130
     print_result(result)
+    if result.best_config is None:
+        print_failures(result)
+        return 1
     return 0
+
+
+#: names in messages from the Python API -> the flags a command-line user types
+_FLAG_NAMES = (("busy_timeout_s", "--busy-timeout"), ("busy_timeout", "--busy-timeout"),
+               ("heartbeat_timeout", "--heartbeat-timeout"), ("run_name=", "--run-name "),
+               ("trial_limit", "--trial-limit"), ("test_limit", "--test-limit"), ("stop_after", "--stop-after"),
+               ("worker_mode=", "--worker-mode "), ("parallelism=", "--parallelism "),
+               ("database=", "--database "))
+
+
+def cli_message(exc: BaseException) -> str:
+    """An error's text with Python argument names replaced by the flags the user typed."""
+    text = str(exc)
+    for name, flag in _FLAG_NAMES:
+        text = text.replace(name, flag)
+    return text
+
+
+def print_error(exc: BaseException) -> None:
+    """One line on stderr: ``error: <message naming the flag and the fix>``."""
+    print(f"error: {cli_message(exc)}", file=sys.stderr)
+
+
+def print_failures(result: Any, out: Any = None) -> None:
+    """Why no trial succeeded: the most common failure reasons with their counts."""
+    out = out or sys.stderr
+    reasons = result.extra.get("failure_reasons") or []
+    if not reasons:
+        print("error: no trial finished successfully (none was measured: check --test-limit/--stop-after)",
+              file=out)
+        return
+    print(f"error: no trial finished successfully; the most common failure reasons of {result.failures}:",
+          file=out)
+    for reason, n in reasons:
+        print(f"  {n:5d} x {reason}", file=out)
 
 
 # -- subcommands ----------------------------------------------------------------
@@ -168,10 +206,14 @@ def _cmd_run(ns: argparse.Namespace, rest: list[str]) -> int:
     return run_app_main(app_class, rest, prog=f"ensemble-tuner run {ns.app}")
 
 
-def _open(ns: argparse.Namespace) -> BaseStorage:
+def _open(ns: argparse.Namespace, *, create: bool = False) -> BaseStorage:
+    """The store at ``--database``; inspection commands (create=False) never create one."""
+    from ensemble.driver.preflight import database_url, existing_database
     from ensemble.storage import open_storage
 
-    return open_storage(ns.database)
+    url = database_url(ns.database) if create else existing_database(ns.database,
+                                                                      what=f"ensemble-tuner {ns.command}")
+    return open_storage(url)
 
 
 def _find_run(storage: BaseStorage, name: str | None) -> RunRecord:
@@ -182,7 +224,9 @@ def _find_run(storage: BaseStorage, name: str | None) -> RunRecord:
         return max(runs, key=lambda r: (r.created_at, r.id))
     record = storage.get_run(name)
     if record is None:
-        raise EnsembleError(f"--run {name!r}: no such run; list them with `ensemble-tuner runs --database URL`")
+        names = ", ".join(repr(r.name) for r in sorted(runs, key=lambda r: (r.created_at, r.id))[-10:])
+        raise EnsembleError(f"--run-name {name!r}: no such run in this database; runs there: {names or 'none'} "
+                            "(all of them: ensemble-tuner runs --database URL)")
     return record
 
 
@@ -191,7 +235,7 @@ def _cmd_worker(ns: argparse.Namespace, rest: list[str]) -> int:
 
     from ensemble.driver.loops import serve_worker
 
-    storage = _open(ns)
+    storage = _open(ns, create=True)
     deadline = time.monotonic() + ns.wait
     while True:
         try:
@@ -246,20 +290,48 @@ def _cmd_db(ns: argparse.Namespace, rest: list[str]) -> int:
     upgrade = getattr(storage_pkg, "upgrade", None)
     if upgrade is None:
         raise EnsembleError("this version has no schema migrations to run")
-    upgrade(ns.database)
+    from ensemble.driver.preflight import existing_database
+
+    upgrade(existing_database(ns.database, what="ensemble-tuner db upgrade"))
     print(f"{ns.database}: schema is up to date")
     return 0
 
 
+def _database_flags(parser: argparse.ArgumentParser, *, run_name: bool = True) -> None:
+    """``--database`` and ``--run-name`` as ``run`` spells them (``--run`` stays an alias)."""
+    parser.add_argument("--database", metavar="URL", default=DEFAULT_DATABASE,
+                        help=f"SQLAlchemy URL of the results database (default {DEFAULT_DATABASE})")
+    if run_name:
+        parser.add_argument("--run-name", "--run", dest="run", metavar="NAME",
+                            help="name of the run (default: the latest run)")
+
+
+def _run_help(args: list[str]) -> int:
+    """``ensemble-tuner run`` with no app, or ``run --help``: the run flags (an app adds its own)."""
+    p = argparse.ArgumentParser(prog="ensemble-tuner run", description=(
+        "Tune an app. APP is module:Class, path/to/app.py[:Class] or a registered app name; "
+        "`ensemble-tuner run APP --help` adds the app's own flags."))
+    p.add_argument("app", metavar="APP")
+    add_standard_arguments(p)
+    if len(args) >= 2 and args[1] in ("-h", "--help"):
+        p.print_help()
+        return 0
+    p.print_usage(sys.stderr)
+    print("ensemble-tuner run: error: give the app to tune first: ensemble-tuner run APP [flags]", file=sys.stderr)
+    return 2
+
+
 def _parser() -> argparse.ArgumentParser:
+    from ensemble import __version__
+
     p = argparse.ArgumentParser(prog="ensemble-tuner", description="Ensemble autotuner over a shared results database.")
+    p.add_argument("--version", action="version", version=f"ensemble-tuner {__version__}")
     p.add_argument("--list-techniques", action="store_true", help="list technique names and exit")
     sub = p.add_subparsers(dest="command")
     r = sub.add_parser("run", help="tune an app: ensemble-tuner run module:Class|file.py [flags]", add_help=False)
     r.add_argument("app", help="module:Class, path/to/app.py[:Class] or a registered app name")
     w = sub.add_parser("worker", help="attach a measurement worker to a run")
-    w.add_argument("--database", required=True, metavar="URL")
-    w.add_argument("--run", metavar="NAME", help="run name (default: the latest run)")
+    _database_flags(w)
     w.add_argument("--name", help="worker tag shown in the requests table")
     w.add_argument("--heartbeat", type=float, default=5.0, metavar="SEC", help="heartbeat interval")
     w.add_argument("--wait", type=float, default=0.0, metavar="SEC",
@@ -269,14 +341,12 @@ def _parser() -> argparse.ArgumentParser:
                           ("report", "write the report files of a run"),
                           ("runs", "list the runs in a database")):
         c = sub.add_parser(cmd, help=helptext)
-        c.add_argument("--database", required=True, metavar="URL")
-        if cmd != "runs":
-            c.add_argument("--run", metavar="NAME", help="run name (default: the latest run)")
+        _database_flags(c, run_name=cmd != "runs")
         if cmd == "report":
             c.add_argument("--out", default="report", metavar="DIR", help="output directory (default ./report)")
     d = sub.add_parser("db", help="database maintenance")
     d.add_argument("action", choices=("upgrade",))
-    d.add_argument("--database", required=True, metavar="URL")
+    _database_flags(d, run_name=False)
     from ensemble.registry import COMMAND_REGISTRY
 
     for name in COMMAND_REGISTRY.names():   # plug-in commands: listed here, parsed by themselves
@@ -321,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     if args and args[0] == "run":
         if len(args) < 2 or args[1].startswith("-"):
-            parser.parse_args(["run", "--help"] if len(args) < 2 else args)
+            return _run_help(args)
         ns, rest = argparse.Namespace(command="run", app=args[1], list_techniques=False), args[2:]
     else:
         ns, rest = parser.parse_args(args), []
@@ -335,7 +405,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _COMMANDS[ns.command](ns, rest)
     except EnsembleError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         return 2
 
 

@@ -58,6 +58,23 @@ def _number(x: Any, what: str) -> float:
     return x
 
 
+def _time(x: Any, what: str) -> float:
+    """A time: a finite number >= 0 (sign rules: only metrics other than time may be negative).
+
+    Why: an ``inf`` or a negative time stored as OK ranks as the best or the
+    worst trial for ever (a -1 from a failed parse became the best of a run);
+    a measurement that did not work is a FAILED Result with a reason.
+    """
+    t = _number(x, what)
+    if not math.isfinite(t) or t < 0:
+        raise ObjectiveError(
+            f"{what} is {t!r}; a time must be finite and >= 0 seconds. Return "
+            "Result(state='FAILED', reason=...) for a failed measurement, or put a quantity that may be "
+            "negative in Result(metrics={...}) and optimise it with Minimize/Maximize(name)"
+        )
+    return t
+
+
 @dataclass
 class Result:
     """What one evaluation of a configuration produced.
@@ -103,9 +120,11 @@ class Result:
 def coerce_result(returned: Any) -> Result:
     """Turn what ``run()`` returned into a checked :class:`Result`.
 
-    A number becomes ``Result(time=x)``; a Result is validated (OK results need a
-    finite-or-infinite, non-NaN time or at least one metric; metric values must
-    be numbers).  Anything else raises ObjectiveError saying what to return.
+    A number becomes ``Result(time=x)``; a Result is validated (sign rules: a
+    time, in ``time``, ``metrics['time']`` or ``times``, must be finite and
+    >= 0; other metrics may be any non-NaN number, negative included, since
+    the objective says which way is better; OK results need a time or at
+    least one metric).  Anything else raises ObjectiveError saying what to return.
     """
     if isinstance(returned, Result):
         r = returned
@@ -114,14 +133,17 @@ def coerce_result(returned: Any) -> Result:
         and not isinstance(returned, bool)
         or (type(returned).__module__ == "numpy" and hasattr(returned, "item"))
     ):
-        return Result(time=_number(returned, "run() returned a value that"))
+        return Result(time=_time(returned, "run() returned a time that"))
     else:
         raise ObjectiveError(
             f"run() returned {returned!r} ({type(returned).__name__}); return a float (the time) "
             "or ensemble.Result(time=..., metrics={...}) or Result(state='FAILED', reason=...)"
         )
+    as_time = _time if r.ok else _number   # a failed trial's numbers rank nothing
     if r.time is not None:
-        r.time = _number(r.time, "Result.time")
+        r.time = as_time(r.time, "Result.time")
+    elif isinstance(r.metrics, dict) and "time" in r.metrics:
+        r.metrics["time"] = as_time(r.metrics["time"], "Result.metrics['time']")
     if not isinstance(r.metrics, dict):
         raise ObjectiveError(
             f"Result.metrics = {r.metrics!r}: give a dict of name -> float"
@@ -132,7 +154,7 @@ def coerce_result(returned: Any) -> Result:
             raise ObjectiveError(f"Result.metrics key {k!r} must be a str")
         clean[k] = _number(v, f"Result.metrics[{k!r}]")
     r.metrics = clean
-    r.times = [_number(t, f"Result.times[{i}]") for i, t in enumerate(r.times)]
+    r.times = [as_time(t, f"Result.times[{i}]") for i, t in enumerate(r.times)]
     if r.cost is not None:
         r.cost = _number(r.cost, "Result.cost")
     if r.ok and r.time is None and not r.metrics:

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import socket
 import threading
 import time
 from typing import TYPE_CHECKING, Any
 
 from ensemble.driver.channel import SameThreadChannel
 from ensemble.driver.measure import MeasurementDriver, worker_name
+from ensemble.result import TrialState
 from ensemble.settings import SettingsError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,8 +47,12 @@ def run_local(session: RunSession) -> TuneResult:
         session.open()
         same_thread = settings.parallelism == 1 and settings.worker_mode == "thread"
         channel = SameThreadChannel(worker_name("local0")) if same_thread else None
-        search = session.start_search(workers=max(1, settings.parallelism), channel=channel,
-                                      poll_interval=0.05 if same_thread else 0.0)
+        try:
+            search = session.start_search(workers=max(1, settings.parallelism), channel=channel,
+                                          poll_interval=0.05 if same_thread else 0.0)
+        except BaseException:
+            session.end_search(finished=False)   # never leave the run marked "running"
+            raise
         progress = Progress(enabled=not settings.quiet, technique=getattr(search.technique, "name", ""))
         try:
             if channel is not None:
@@ -130,30 +136,90 @@ def threads_loop(session: RunSession, search: SearchDriver, progress: Any) -> No
         search.collect()
 
 
+class _WorkerProcesses:
+    """The worker processes of ``--worker-mode process`` and the watchdog that enforces ``--trial-limit``.
+
+    Why a watchdog in the parent: Python code cannot be interrupted from
+    inside (a ``time.sleep(1000)`` ignores every limit), but its process can
+    be killed.  Each worker tells the parent, through a small shared array,
+    which request it measures since when and under which limit; a trial still
+    running ``grace`` seconds past its limit gets its process killed, is
+    recorded TIMEOUT under that worker's name (so a result it might still
+    commit is refused), and a new process takes the slot.
+    """
+
+    def __init__(self, session: RunSession) -> None:
+        self.session = session
+        self.ctx = multiprocessing.get_context("spawn")
+        self.procs: list[Any] = []
+        self.slots: list[Any] = []
+        self.tags: list[str] = []
+        self.replaced = 0
+
+    def start(self, i: int, tag: str) -> None:
+        s = self.session
+        slot = self.ctx.Array("d", 3)
+        p = self.ctx.Process(target=serve_worker, args=(s.settings.database, s.run_id, s.app_ref, s.app_argv, tag,
+                                                        _heartbeat_interval(s), slot), daemon=True)
+        p.start()
+        if i < len(self.procs):
+            self.procs[i], self.slots[i], self.tags[i] = p, slot, tag
+        else:
+            self.procs.append(p)
+            self.slots.append(slot)
+            self.tags.append(tag)
+
+    def watch(self) -> None:
+        """Kill and replace a worker whose trial ran past its limit plus the grace; record it TIMEOUT."""
+        now = time.time()
+        for i, slot in enumerate(self.slots):
+            rid, since, limit = slot[:]
+            if rid <= 0 or limit <= 0 or now - since <= limit + _kill_grace(limit):
+                continue
+            p = self.procs[i]
+            p.kill()
+            p.join(5.0)
+            storage = self.session.storage
+            assert storage is not None
+            reason = (f"trial ran {now - since:.3g} s, over its limit of {limit:g} s (--trial-limit); "
+                      "the worker process was killed and replaced")
+            storage.finish(int(rid), f"{socket.gethostname()}:{p.pid}:{self.tags[i]}", state=TrialState.TIMEOUT,
+                           value=None, metrics={}, times=[], cost=now - since, reason=reason)
+            _log.warning("request %d: %s", int(rid), reason)
+            self.replaced += 1
+            self.start(i, f"{self.tags[i].split('.')[0]}.{self.replaced}")
+
+    def alive(self) -> bool:
+        return any(p.is_alive() for p in self.procs)
+
+    def stop(self, timeout: float) -> None:
+        for p in self.procs:
+            p.join(timeout=timeout)
+            if p.is_alive():
+                p.terminate()
+
+
+def _kill_grace(limit: float) -> float:
+    """Seconds past the limit before a worker process is killed (the trial may be committing)."""
+    return 1.0 + 0.1 * limit
+
+
 def processes_loop(session: RunSession, search: SearchDriver, progress: Any) -> None:
     """``--worker-mode process``: each worker process rebuilds the app from its reference."""
     settings = session.settings
-    ctx = multiprocessing.get_context("spawn")
-    procs = []
+    pool = _WorkerProcesses(session)
     for i in range(settings.parallelism):
-        p = ctx.Process(target=serve_worker, args=(settings.database, session.run_id, session.app_ref,
-                                                   session.app_argv, f"proc{i}", _heartbeat_interval(session)),
-                        daemon=True)
-        p.start()
-        procs.append(p)
+        pool.start(i, f"proc{i}")
     try:
-        _search_until_done(search, progress, None, procs)
+        _search_until_done(search, progress, None, pool)
     finally:
         search.finish()
-        for p in procs:
-            p.join(timeout=settings.heartbeat_timeout)
-            if p.is_alive():
-                p.terminate()
+        pool.stop(settings.heartbeat_timeout)
         search.collect()
 
 
 def _search_until_done(search: SearchDriver, progress: Any, wake: threading.Event | None,
-                       procs: list[Any] | None = None) -> None:
+                       pool: _WorkerProcesses | None = None) -> None:
     while True:
         search.step()
         if search.done:
@@ -164,21 +230,31 @@ def _search_until_done(search: SearchDriver, progress: Any, wake: threading.Even
         else:
             time.sleep(0.01)
         progress.update(search.status)
-        if procs and not any(p.is_alive() for p in procs):
-            raise SettingsError("every worker process exited; see their error output above")
+        if pool is not None:
+            pool.watch()
+            if not pool.alive():
+                raise SettingsError("every worker process exited; see their error output above")
 
 
 def serve_worker(database: str, run_id: int, app_ref: str, app_argv: list[str], worker_tag: str,
-                 heartbeat_interval: float = 5.0) -> int:
+                 heartbeat_interval: float = 5.0, slot: Any = None) -> int:
     """Body of a measurement worker process (local process mode, ``ensemble-tuner worker``).
 
     The worker's name (host:pid:tag) is made here, in the process that measures.
+    ``slot``: a shared array [request id, start time, limit] the parent's
+    watchdog reads (``_WorkerProcesses``); None elsewhere.
     """
     from ensemble.driver.apps import build_app, load_app_class
     from ensemble.storage import open_storage
 
     storage = open_storage(database)
     app = build_app(load_app_class(app_ref), app_argv)
+    on_begin = None
+    if slot is not None:
+        def on_begin(request_id: int, limit: float | None) -> None:
+            slot[1] = time.time()
+            slot[2] = float(limit or 0.0)
+            slot[0] = float(request_id)
     drv = MeasurementDriver(storage, run_id, app, app.objective(), worker=worker_name(worker_tag),
-                            heartbeat_interval=heartbeat_interval)
+                            heartbeat_interval=heartbeat_interval, on_begin=on_begin)
     return drv.serve()

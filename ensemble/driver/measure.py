@@ -93,6 +93,7 @@ class MeasurementDriver:
         measure_lock: threading.Lock | None = None,
         on_finish: Callable[[], None] | None = None,
         channel: SameThreadChannel | None = None,
+        on_begin: Callable[[int, float | None], None] | None = None,
     ) -> None:
         self.storage = storage
         self.run_id = run_id
@@ -106,6 +107,9 @@ class MeasurementDriver:
         self.last_elapsed = 0.0
         self._measure_lock = measure_lock
         self._on_finish = on_finish
+        #: told (request_id, limit_s) when a measurement starts and (0, None) when it ends: the
+        #: parent of a worker process watches this to kill a trial that ignores its limit
+        self._on_begin = on_begin
         self._heartbeat = _Heartbeat(storage, self.worker, heartbeat_interval)
 
     def work_one(self, batch: int = 1) -> bool:
@@ -127,10 +131,14 @@ class MeasurementDriver:
         self._heartbeat.held = [c.request_id for c in self._held]
         self._heartbeat.begin(claim.request_id)
         config = self.channel.take_config(claim.request_id) if self.channel is not None else None
+        if self._on_begin is not None:
+            self._on_begin(claim.request_id, claim.limit_s)
         try:
             result, elapsed = self._measure(config if config is not None else row_config(claim), claim.limit_s)
         finally:
             self._heartbeat.end()
+            if self._on_begin is not None:
+                self._on_begin(0, None)
         self.last_elapsed = elapsed
         self.record(claim.request_id, result, elapsed)
         return True
@@ -157,6 +165,8 @@ class MeasurementDriver:
             result = coerce_result(raw)
         except Exception as exc:  # noqa: BLE001 - the run goes on; the reason is recorded
             result = failure_from_exception(exc)
+        except SystemExit as exc:  # sys.exit() in run() (often a copied script): one failed trial, said so
+            result = failure_from_exception(exc, hint="run() called sys.exit(); return a Result instead")
         elapsed = time.perf_counter() - t0
         if limit is not None and elapsed > limit and result.state == TrialState.OK:
             result = Result(state=TrialState.TIMEOUT, reason=f"trial took {elapsed:.3g} s, limit {limit:g} s",

@@ -32,13 +32,13 @@ def coerce_result(value: Any) -> Result:
         return Result(state=TrialState.FAILED, reason=f"ObjectiveError: {err}")
 
 
-def failure_from_exception(exc: BaseException) -> Result:
-    """A FAILED Result carrying a short traceback summary of an exception in run()."""
+def failure_from_exception(exc: BaseException, *, hint: str | None = None) -> Result:
+    """A FAILED Result carrying a short traceback summary of an exception in run() (and a hint)."""
     frames = traceback.extract_tb(exc.__traceback__)
     where = ""
     if frames:
         last = frames[-1]
         where = f" (at {last.filename}:{last.lineno} in {last.name})"
-    reason = f"{type(exc).__name__}: {exc}{where}"
+    reason = f"{type(exc).__name__}: {exc}{where}" + (f"; {hint}" if hint else "")
     _log.warning("run() raised %s", reason)
     return Result(state=TrialState.FAILED, reason=reason[:2000])

@@ -58,7 +58,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ensemble.storage.base import BaseStorage
     from ensemble.technique import Technique, Trial
 
-__all__ = ["RunHandle", "RunSession", "TuneResult", "load_seed_files", "make_technique", "run_app"]
+__all__ = ["RunHandle", "RunNotFoundError", "RunSession", "TuneResult", "failure_reasons", "load_seed_files", "make_technique", "run_app"]
 
 _log = logging.getLogger("ensemble.driver")
 
@@ -127,7 +127,13 @@ class RunSession:
 
     # -- 1. checks before any write --------------------------------------------------
     def prepare(self) -> None:
-        """Check the space, objective, seeds, technique and settings; nothing is written."""
+        """Check the space, objective, seeds, technique, settings and paths; nothing is written.
+
+        The app's own ``check_environment()`` runs first (a missing backend
+        fails here, not as one FAILED trial after another); its
+        ``default_trial_limit`` applies when no ``--trial-limit`` was given.
+        """
+        self._preflight()
         space = self.app.space()
         if not list(getattr(space, "params", [])):
             raise SpaceError("space(): the search space has no parameters; add some with SearchSpace().add(...)")
@@ -147,10 +153,34 @@ class RunSession:
             if ":" not in name:
                 registry.TECHNIQUE_REGISTRY.target(name)   # unknown name: TechniqueError listing the known ones
 
+    def _preflight(self) -> None:
+        from ensemble.driver import preflight
+
+        s = self.settings
+        changes: dict[str, Any] = {}
+        url = preflight.existing_database(s.database, what="--resume") if s.resume and self._given_storage is None \
+            else preflight.database_url(s.database)
+        if url != s.database:
+            changes["database"] = url
+        preflight.check_report_dir(s.report_dir)
+        preflight.check_results_log(s.results_log)
+        check = getattr(self.app, "check_environment", None)
+        if callable(check):
+            check()
+        default_limit = getattr(self.app, "default_trial_limit", None)
+        if s.trial_limit is None and default_limit is not None:
+            changes["trial_limit"] = float(default_limit)
+        if changes:
+            self.settings = s.replace(**changes)
+
     def check_processes(self, *, mpi_size: int = 1) -> None:
         """Refuse settings that need other processes when they cannot work (before any write)."""
         s = self.settings
         needs_processes = (s.worker_mode == "process" and s.parallelism > 1) or mpi_size > 1
+        if mpi_size <= 1 and s.parallelism >= 1:
+            from ensemble.driver.preflight import thread_limit_notice
+
+            thread_limit_notice(s)
         if s.worker_mode == "process" and s.parallelism > 1 and self.app_ref.startswith("_"):
             raise SettingsError(f"worker_mode='process' needs an importable app; {self.app_ref!r} is not")
         if needs_processes and _is_memory_url(s.database):
@@ -265,6 +295,9 @@ class RunSession:
             1 for r in rows if r.duplicate and r.state != TrialState.OK)
         if stop_reason is None and self.search is not None:
             stop_reason = self.search.status.stop_reason
+        extra: dict[str, Any] = {}
+        if best is None:
+            extra["failure_reasons"] = failure_reasons(rows)
         return TuneResult(
             best_config=best.config if best is not None else None,
             best_value=self._user_value(best) if best is not None else None,
@@ -272,6 +305,7 @@ class RunSession:
             trials=int(counts.get("measured", 0) + counts.get("duplicates", 0)), failures=int(failures),
             duplicates=int(counts.get("duplicates", 0)),
             best_technique=best.technique if best is not None else None, stop_reason=stop_reason,
+            extra=extra,
         )
 
     def _user_value(self, row: Any) -> float:
@@ -289,7 +323,14 @@ class RunSession:
         if self.settings.report_dir and self.storage is not None:
             from ensemble.report import write_report
 
-            write_report(self.storage, self.run_id, self.settings.report_dir, objective=self.objective)
+            try:
+                write_report(self.storage, self.run_id, self.settings.report_dir, objective=self.objective)
+            except OSError as exc:
+                raise ConfigurationError(
+                    f"--report {self.settings.report_dir!r}: cannot write the report ({exc}); every result is "
+                    f"in {self.settings.database}: write it later with ensemble-tuner report --database "
+                    f"{self.settings.database} --run-name {self.handle.name if self.handle else ''} --out DIR"
+                ) from exc
             result.report_dir = self.settings.report_dir
 
     # -- the whole run ---------------------------------------------------------------
@@ -327,8 +368,12 @@ def _find_or_create_run(storage: BaseStorage, settings: RunSettings, *, app_ref:
     name = settings.run_name
     if name is None and settings.resume:
         mine = [r for r in storage.list_runs() if r.app == app_ref]
-        if mine:
-            name = max(mine, key=lambda r: (r.created_at, r.id)).name
+        if not mine:
+            raise RunNotFoundError(
+                f"--resume: {settings.database} has no run of {app_ref}; {_runs_there(storage)}. "
+                "Start a new run without --resume, or give --run-name NAME of a run listed"
+            )
+        name = max(mine, key=lambda r: (r.created_at, r.id)).name
     if name is None:
         stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%d-%H%M%S-%f")
         name = f"{app_ref.rsplit(':', 1)[-1].rsplit('/', 1)[-1]}-{stamp}"
@@ -344,6 +389,11 @@ def _find_or_create_run(storage: BaseStorage, settings: RunSettings, *, app_ref:
             _log.warning("run %r was made with a different space; old configurations outside the "
                          "new space are ignored by the technique", name)
         return int(record.id), name, True
+    if settings.resume:
+        raise RunNotFoundError(
+            f"--resume --run-name {name!r}: no such run in {settings.database}; {_runs_there(storage)}. "
+            "Check the name, or drop --resume to start a new run"
+        )
     settings_json = settings.to_json()
     settings_json["app_argv"] = list(app_argv)
     run_id = storage.create_run(
@@ -352,6 +402,37 @@ def _find_or_create_run(storage: BaseStorage, settings: RunSettings, *, app_ref:
         settings_json=json.dumps(settings_json, sort_keys=True, default=str),
     )
     return int(run_id), name, False
+
+
+def failure_reasons(rows: Any, top: int = 5) -> list[tuple[str, int]]:
+    """The most common (state: reason, count) pairs of the failed trials, most common first.
+
+    Reasons are cut to their first line (a traceback's last frame varies less
+    than its text) so that the same mistake is counted once.
+    """
+    from collections import Counter
+
+    counts: Counter[str] = Counter()
+    for r in rows:
+        if r.duplicate or r.state not in (TrialState.FAILED, TrialState.TIMEOUT, TrialState.INVALID):
+            continue
+        reason = (r.reason or "no reason given").strip().splitlines()[0][:200] if (r.reason or "").strip() \
+            else "no reason given"
+        counts[f"{r.state}: {reason}"] += 1
+    return counts.most_common(top)
+
+
+class RunNotFoundError(ConfigurationError):
+    """``--resume`` names a run (or a database) that does not hold it."""
+
+
+def _runs_there(storage: BaseStorage) -> str:
+    runs = sorted(storage.list_runs(), key=lambda r: (r.created_at, r.id))
+    if not runs:
+        return "it holds no runs"
+    names = ", ".join(repr(r.name) for r in runs[-10:])
+    more = f" (the last 10 of {len(runs)}; all: ensemble-tuner runs --database URL)" if len(runs) > 10 else ""
+    return f"runs there: {names}{more}"
 
 
 def _requeue_dead_local(storage: BaseStorage, run_id: int, heartbeat_timeout: float) -> int:

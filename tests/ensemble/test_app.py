@@ -18,7 +18,7 @@ TECH = "tests.ensemble.driver_helpers:TinyRandom"
 
 def test_main_parses_standard_flags(tmp_path, capsys):
     status = QuadApp.main(["--database", db_url(tmp_path), "-t", TECH, "--test-limit", "12", "--quiet",
-                           "--run-name", "m"])
+                           "--run-name", "m"], exit=False)
     assert status == 0
     assert "best configuration (12 evaluations" in capsys.readouterr().out
 

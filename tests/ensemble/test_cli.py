@@ -105,10 +105,19 @@ def test_worker_for_a_missing_run_fails_clearly(tmp_path, capsys):
     assert "no such run" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv", [["run"], []])
-def test_usage(argv, capsys):
-    with pytest.raises(SystemExit):
-        main(argv + ["--help"])
+def test_usage(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+
+
+def test_run_help_shows_the_run_flags(capsys):
+    """issue 16: `ensemble-tuner run --help` printed an error instead of the flags of a run."""
+    assert main(["run", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--test-limit" in out and "--run-name" in out and "--trial-limit" in out
+    assert main(["run"]) == 2
+    assert "give the app to tune" in capsys.readouterr().err
 
 
 def test_db_upgrade_on_a_current_database(tmp_path, capsys):

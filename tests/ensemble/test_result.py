@@ -27,8 +27,18 @@ def test_failures_need_no_time():
     assert coerce_result(Result(state=TrialState.TIMEOUT)).state == "TIMEOUT"
 
 
-def test_infinite_time_is_allowed():
-    assert coerce_result(math.inf).time == math.inf
+@pytest.mark.parametrize("bad", [math.inf, -1.0, Result(time=-0.5), Result(metrics={"time": math.inf}),
+                                 Result(time=1.0, times=[1.0, -2.0])])
+def test_a_time_must_be_finite_and_non_negative(bad):
+    """issue 16: inf and negative times were stored as OK (a -1 became the best)."""
+    with pytest.raises(ObjectiveError, match="finite and >= 0"):
+        coerce_result(bad)
+
+
+def test_other_metrics_may_be_negative_and_failed_results_keep_their_reason():
+    assert coerce_result(Result(metrics={"gain": -3.0})).metrics == {"gain": -3.0}
+    r = coerce_result(Result(state="FAILED", reason="parse error", time=math.inf))
+    assert r.state == "FAILED" and r.reason == "parse error"
 
 
 @pytest.mark.parametrize(

@@ -51,7 +51,7 @@ def spy(monkeypatch):
 
 def test_every_entry_point_goes_through_the_session(tmp_path, spy):
     db = f"sqlite:///{tmp_path / 'e.db'}"
-    assert Bowl.main(["--database", db, "--test-limit", "3", "--quiet", "--run-name", "main"]) == 0
+    assert Bowl.main(["--database", db, "--test-limit", "3", "--quiet", "--run-name", "main"], exit=False) == 0
     ensemble.tune(_bowl, Bowl().space(), database=db, test_limit=3, run_name="tune")
     tuner = ensemble.Tuner(Bowl().space(), database=db, run_name="asktell", test_limit=2)
     tuner.close()
@@ -65,7 +65,7 @@ def test_seed_files_log_and_status_hold_for_every_entry_point(tmp_path, entry):
     seed.write_text(json.dumps([{"x": 9, "y": 0}]))
     if entry == "main":
         assert Bowl.main(["--database", db, "--test-limit", "4", "--quiet", "--run-name", "r",
-                          "--seed-configuration", str(seed), "--results-log", str(log)]) == 0
+                          "--seed-configuration", str(seed), "--results-log", str(log)], exit=False) == 0
     elif entry == "tune":
         ensemble.tune(_bowl, Bowl().space(), database=db, test_limit=4, run_name="r",
                       seed_configurations=[{"x": 9, "y": 0}], results_log=str(log))
