@@ -166,7 +166,7 @@ def _main_via_app(args: argparse.Namespace) -> int:
             "--stencil", args.one_run, "--backend", args.backend, "--repeats", str(args.repeats), "--quiet"]
     if args.size:
         argv += ["--size", str(args.size)]
-    return int(StencilApp.main(argv) or 0)
+    return int(StencilApp.main(argv, exit=False) or 0)
 
 
 # -- summary -----------------------------------------------------------------------

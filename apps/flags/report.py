@@ -65,7 +65,7 @@ def main_with_summary(app_class: type, argv: list[str],
 
     run_parsed = getattr(cli, "_run_parsed", None)
     if run_parsed is None:
-        return int(app_class.main(argv))  # type: ignore[attr-defined]
+        return int(app_class.main(argv, exit=False))  # type: ignore[attr-defined]
 
     def run_and_summarize(app: Any, settings: Any, **kw: Any) -> Any:
         result = run_app(app, settings, **kw)

@@ -9,7 +9,7 @@ from apps.stencil.app import StencilApp
 
 
 def main(argv: list[str] | None = None) -> int:
-    return StencilApp.main(list(sys.argv[1:] if argv is None else argv))
+    return StencilApp.main(list(sys.argv[1:] if argv is None else argv), exit=False)
 
 
 if __name__ == "__main__":
