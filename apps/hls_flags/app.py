@@ -30,6 +30,9 @@ def list_designs() -> str:
 class HlsFlagsApp(TunerApp):
     """Tune synth_ice40 and nextpnr-ice40 options for a bundled Verilog design."""
 
+    #: a flag combination can keep the place-and-route running for minutes; --trial-limit overrides
+    default_trial_limit = 120.0
+
     def __init__(self, args: argparse.Namespace | None = None, **overrides: Any) -> None:
         super().__init__(args)
         opts: dict[str, Any] = {"design": "fir", "scenario": "balanced", "device": "up5k", "icepack": False,

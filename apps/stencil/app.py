@@ -22,7 +22,7 @@ from apps.stencil.patterns import PATTERNS, synthetic
 from apps.stencil.space import cuda_space, opencl_space
 from apps.stencil.spec import Stencil
 from ensemble.app import TunerApp
-from ensemble.errors import ConfigurationError
+from ensemble.errors import ConfigurationError, MissingExtraError
 from ensemble.result import Result
 
 __all__ = ["StencilApp", "make_stencil_from_args"]
@@ -123,6 +123,15 @@ class StencilApp(TunerApp):
             if self._runner is None:
                 self._runner = self._make_runner()
             return self._runner
+
+    def check_environment(self) -> None:
+        """Refuse ``--backend cuda`` at start when PyCUDA is missing (else every trial fails)."""
+        import importlib.util
+
+        if self.backend_name == "cuda" and self.device_backend is None and importlib.util.find_spec("pycuda") is None:
+            raise MissingExtraError("--backend cuda needs PyCUDA, which is not installed; install it with "
+                                    "pip install 'ensemble-tuner[cuda]' (builds against the CUDA toolkit), "
+                                    "or tune with --backend opencl")
 
     def _make_runner(self) -> Any:
         a = self.args
