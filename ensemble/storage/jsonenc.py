@@ -59,9 +59,13 @@ def _plain(obj: Any, where: str) -> Any:
     )
 
 
+# one encoder for every call (json.dumps with options builds a new one each time: hot path)
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
 def dumps(obj: Any, *, where: str = "value") -> str:
     """Encode ``obj`` canonically; ``where`` names the argument in error messages."""
-    return json.dumps(_plain(obj, where), sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return _ENCODER.encode(_plain(obj, where))
 
 
 def _hook(d: dict[str, Any]) -> Any:
