@@ -163,8 +163,9 @@ def sweep_scenario(scenario: Scenario, backend: Any, database: str, *, grid: str
         if run is not None and (st.get_state(run.id, "scenario") or {}).get("complete"):
             return name
     n = app.space().count_valid() or 0
-    tune(app, database=database, run_name=name, resume=True, technique="Random", test_limit=n, seed=seed,
-         parallelism=1)
+    # resume a started sweep of this scenario; --resume on a run that does not exist yet is refused
+    tune(app, database=database, run_name=name, resume=run is not None, technique="Random", test_limit=n,
+         seed=seed, parallelism=1)
     with Storage(database) as st:
         run = st.get_run(name)
         assert run is not None

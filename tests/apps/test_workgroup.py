@@ -180,3 +180,23 @@ def test_seed_from_model_gives_a_valid_first_configuration() -> None:
     seeds = app.seed_configurations()
     assert app.space().is_valid(seeds[0]) and len(seeds) >= 1
     assert (seeds[0]["wgy"], seeds[0]["wgx"]) == app.prediction.size
+
+
+@pytest.mark.opencl
+@needs_opencl
+def test_an_interrupted_sweep_resumes_without_measuring_again(tmp_path) -> None:
+    from apps.workgroup.sweep import Scenario, WorkgroupApp, sweep_scenario
+    from ensemble.storage import Storage
+    from ensemble.tune import tune
+    from measurement.opencl import OpenCLBackend
+
+    be = OpenCLBackend()
+    db = f"sqlite:///{tmp_path / 'wg.db'}"
+    sc = Scenario(real_world_kernels()[3], 32, 32)
+    app = WorkgroupApp(sc, be, grid="pow2", repeats=1)
+    tune(app, database=db, run_name=sc.run_name(be.name), technique="Random", test_limit=3, seed=0)  # "killed"
+    name = sweep_scenario(sc, be, db, grid="pow2", repeats=1)
+    with Storage(db) as st:
+        trials = [t for t in st.trials(st.get_run(name).id) if not t.duplicate]
+    configs = [(t.config["wr"], t.config["wc"]) for t in trials]
+    assert len(configs) == len(set(configs)) == app.space().count_valid()
