@@ -49,7 +49,7 @@ def _user_value(objective: Any, row: Any) -> float | None:
 
             metrics = dict(row.metrics or {})
             return float(objective.value(Result(time=metrics.get("time"), metrics=metrics)))
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001, S110 - the ranking scalar is the fallback
             pass
     return float(row.value)
 
@@ -91,7 +91,8 @@ def write_report(storage: BaseStorage, run_id: int, directory: str, *, objective
         indent=2, sort_keys=True, allow_nan=False) + "\n")
     _write_trials(paths[1], rows, objective)
     _write_techniques(paths[2], rows)
-    _write_convergence(paths[3], rows)
+    record = next((r for r in storage.list_runs() if int(r.id) == int(run_id)), None)
+    _write_convergence(paths[3], rows, objective, record.name if record is not None else None)
     return paths + _write_technique_files(storage, run_id, directory)
 
 
@@ -188,37 +189,71 @@ def _write_techniques(path: str, rows: Sequence[Any]) -> None:
     os.replace(tmp, path)
 
 
-def _write_convergence(path: str, rows: Sequence[Any]) -> None:
+def _axis_label(objective: Any) -> tuple[str, bool]:
+    """(y-axis label with its unit, whether to plot the objective's user value rather than the scalar)."""
+    kind = getattr(objective, "kind", None)
+    metric = getattr(objective, "metric", None)
+    if kind == "Minimize" and metric == "time":
+        return "best time so far (seconds, lower is better)", True
+    if kind == "Minimize" and metric:
+        return f"best {metric} so far (app's unit, lower is better)", True
+    if kind == "Maximize" and metric:
+        return f"best {metric} so far (app's unit, higher is better)", True
+    return "best objective scalar so far (lower is better)", False
+
+
+def convergence_figure(rows: Sequence[Any], objective: Any = None, run_name: str | None = None) -> Any:
+    """The convergence plot: best so far against unique evaluations and seconds, titled, best noted.
+
+    Why the title, units and best configuration on the figure: a PNG is often
+    looked at away from the run's other files (issue 16).
+    """
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     from matplotlib.figure import Figure
 
+    ylabel, user = _axis_label(objective)
     t0 = _t0(rows)
     evals: list[int] = []
     secs: list[float] = []
     bests: list[float] = []
-    best, n = math.inf, 0
+    best, best_row, n = math.inf, None, 0
     for r in _finished(rows):
         if r.duplicate:
             continue
         n += 1
         if r.state == TrialState.OK and r.value is not None and r.value < best:
-            best = r.value
-        if math.isfinite(best):
+            best, best_row = r.value, r
+        if best_row is not None and math.isfinite(best):
+            shown = _user_value(objective, best_row) if user else best
             evals.append(n)
             secs.append((r.finished_at - t0).total_seconds() if (r.finished_at and t0) else 0.0)
-            bests.append(best)
-    fig = Figure(figsize=(9, 3.5))
+            bests.append(float(shown if shown is not None else best))
+    fig = Figure(figsize=(9, 4.2))
     ax1, ax2 = fig.subplots(1, 2)
     ax1.step(evals, bests, where="post")
-    ax1.set_xlabel("unique evaluations")
-    ax1.set_ylabel("best so far (objective, lower is better)")
+    ax1.set_xlabel("unique evaluations (count)")
+    ax1.set_ylabel(ylabel)
     ax2.step(secs, bests, where="post")
-    ax2.set_xlabel("seconds since the first request")
+    ax2.set_xlabel("wall-clock time since the first request (seconds)")
+    ax2.set_ylabel(ylabel)
     for ax in (ax1, ax2):
         ax.grid(True, alpha=0.3)
-    fig.tight_layout()
+    what = json.dumps(getattr(objective, "to_json", lambda: None)()) if objective is not None else "objective"
+    fig.suptitle(f"Convergence of run {run_name or '?'} ({n} unique evaluations; {what})", fontsize=10)
+    if best_row is not None:
+        text = json.dumps(best_row.config, sort_keys=True)
+        text = text if len(text) <= 150 else text[:147] + "..."
+        fig.text(0.01, 0.01, f"best ({bests[-1]:.6g}, by {best_row.technique}): {text}", fontsize=7)
+    else:
+        fig.text(0.01, 0.01, "no successful evaluation", fontsize=7)
+    fig.tight_layout(rect=(0, 0.05, 1, 0.95))
+    return fig
+
+
+def _write_convergence(path: str, rows: Sequence[Any], objective: Any = None, run_name: str | None = None) -> None:
+    fig = convergence_figure(rows, objective, run_name)
     tmp = path + ".tmp.png"
     fig.savefig(tmp, dpi=100)
     os.replace(tmp, path)
