@@ -225,7 +225,7 @@ def test_negative_time_is_a_failed_trial_never_the_best(tmp_path):
     res = run_app(NegativeTimeApp(), _settings(tmp_path, run_name="n", test_limit=2),
                   technique=Scripted([{"x": 0, "y": 0}, {"x": 7, "y": 3}]))
     assert res.best_config == {"x": 7, "y": 3} and res.best_value == 1.0
-    bad = [r for r in _rows(db_url(tmp_path), "n") if r.config["x"] == 0][0]
+    bad = next(r for r in _rows(db_url(tmp_path), "n") if r.config["x"] == 0)
     assert bad.state == TrialState.FAILED and "finite and >= 0" in bad.reason
 
 
@@ -233,7 +233,7 @@ def test_sys_exit_in_run_is_a_failed_trial_with_a_message(tmp_path):
     res = run_app(ExitingApp(), _settings(tmp_path, run_name="e", test_limit=2),
                   technique=Scripted([{"x": 0, "y": 0}, {"x": 7, "y": 3}]))
     assert res.best_config == {"x": 7, "y": 3}
-    bad = [r for r in _rows(db_url(tmp_path), "e") if r.config["x"] == 0][0]
+    bad = next(r for r in _rows(db_url(tmp_path), "e") if r.config["x"] == 0)
     assert bad.state == TrialState.FAILED and "SystemExit" in bad.reason and "sys.exit" in bad.reason
 
 
