@@ -3,8 +3,11 @@
     python -m scripts.cummins_eval --data docs/cummins_results/pocl docs/cummins_results/nvidia \
         --out docs/cummins_results
 
-Partitions (Section 7): 10-fold cross-validation over scenarios, leave one
-device out, leave one kernel out (the kernel without its element type).
+Partitions (Section 7): 10-fold cross-validation over scenarios (``cv10``),
+training on synthetic kernels and testing on the real-world ones
+(``synthetic``), leave one device out (``device``; ``device-unguarded``
+without the small-device guard), leave one kernel out (``kernel``, the kernel
+without its element type).
 For every test scenario and every predictor (5 classifiers x 3 fallbacks,
 the runtime regressor, the speedup regressor) we record:
 
@@ -55,6 +58,11 @@ def partitions(d: WorkgroupData, which: list[str], seed: int) -> list[tuple[str,
         for k, fold in enumerate(folds):
             ts = {int(i) for i in fold}
             out.append(("cv10", f"fold{k}", [i for i in range(n) if i not in ts], sorted(ts)))
+    if "synthetic" in which:   # Section 7's second partition: train on synthetic kernels, test on real-world ones
+        syn = [i for i, s in enumerate(d.scenarios) if s["family"].startswith("synthetic")]
+        real = [i for i, s in enumerate(d.scenarios) if not s["family"].startswith("synthetic")]
+        if syn and real:
+            out.append(("synthetic -> real-world", "all", syn, real))
     for kind, key in (("device", "device"), ("device-unguarded", "device"), ("kernel", "kernel")):
         if kind not in which:
             continue

@@ -63,6 +63,7 @@ class PredictionService:
         self.predictor = predictor
         self.database = str(database)
         self._lock = threading.Lock()
+        self._predict_lock = threading.Lock()
         self._db = sqlite3.connect(self.database, check_same_thread=False)
         self._db.executescript(_SCHEMA)
         self._db.commit()
@@ -86,7 +87,8 @@ class PredictionService:
             raise ConfigurationError(f"/predict: bad request ({exc!r}); send kernel_source, device, rows, cols, "
                                      "dtype and w_max as documented in apps.workgroup.service") from None
         refused = {(int(a), int(b)) for a, b in req.get("refused", [])}
-        p = predict(self.predictor, source, device, rows, cols, dtype, w_max, lambda w: w not in refused)
+        with self._predict_lock:   # one prediction at a time: the predictor's Generator is not thread-safe
+            p = predict(self.predictor, source, device, rows, cols, dtype, w_max, lambda w: w not in refused)
         try:
             feats = scenario_vector(source, device, rows, cols, dtype)
         except KernelParseError:
