@@ -82,6 +82,7 @@ class StencilApp(TunerApp):
         g.add_argument("--platform", help="OpenCL platform name part or index")
         g.add_argument("--device", help="OpenCL device name part or index; CUDA device index (default: under "
                        "mpirun, one device per rank of the host; docs/MPI.md)")
+        g.add_argument("--verbose", action="store_true", help="show the OpenCL compiler's warnings")
         g.add_argument("--repeats", type=int, default=5, help="timed launches per configuration")
         g.add_argument("--warmup", type=int, default=1, help="untimed launches first")
         g.add_argument("--discard-first", type=int, default=0,
@@ -151,7 +152,9 @@ class StencilApp(TunerApp):
 
         be = self.device_backend or OpenCLBackend(getattr(a, "platform", None), getattr(a, "device", None))
         paper = (getattr(a, "opencl_preset", None) or "paper") == "paper"
-        return OpenCLStencilRunner(self.stencil, be, limits=not paper, image_layout="2d" if paper else "3d", **kw)
+        runner = OpenCLStencilRunner(self.stencil, be, limits=not paper, image_layout="2d" if paper else "3d", **kw)
+        runner.build_options = () if getattr(a, "verbose", False) else ("-w",)   # compiler chatter only with --verbose
+        return runner
 
     def compile(self, config: dict[str, Any]) -> Any:
         """Generate and build (nvcc or the OpenCL compiler); failures come back as a Result."""

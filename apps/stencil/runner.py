@@ -103,7 +103,7 @@ class OpenCLStencilRunner(_Base):
         except ValueError as exc:
             return Result(state="FAILED", reason=f"illegal: {exc}")
         try:
-            prog = self.backend.build(k.source)
+            prog = self.backend.build(k.source, options=getattr(self, "build_options", ()))
         except OpenCLBuildError as exc:
             return Result(state="FAILED", reason=f"build: {exc}")
         return k, prog
