@@ -298,3 +298,16 @@ def test_convergence_plot_has_a_title_units_and_the_best_configuration(tmp_path)
     ax1, ax2 = fig.axes
     assert "seconds" in ax1.get_ylabel() and "count" in ax1.get_xlabel() and "seconds" in ax2.get_xlabel()
     assert any(t.get_text().startswith("best (") and '"x"' in t.get_text() for t in fig.texts)
+
+
+def test_opencl_compiler_chatter_only_with_verbose():
+    """issue 16: the demo printed "8 warnings generated." per build and pyopencl's CompilerWarning."""
+    pytest.importorskip("pyopencl")
+    from apps.stencil.app import StencilApp
+
+    try:
+        quiet = StencilApp(pattern="star", dims=3, radius=1, size=8, backend="opencl")._make_runner()
+    except Exception as exc:  # noqa: BLE001 - no OpenCL device on this machine
+        pytest.skip(f"no OpenCL device: {exc}")
+    loud = StencilApp(pattern="star", dims=3, radius=1, size=8, backend="opencl", verbose=True)._make_runner()
+    assert quiet.build_options == ("-w",) and loud.build_options == ()
