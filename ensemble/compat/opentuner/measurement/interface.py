@@ -24,18 +24,15 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ensemble.compat.opentuner import _flags
 from ensemble.compat.opentuner.resultsdb.models import Result
 
 __all__ = ["DefaultMeasurementInterface", "MeasurementInterface", "argparser"]
 
 _log = logging.getLogger("ensemble.compat.opentuner")
 
-
-def argparser() -> argparse.ArgumentParser:
-    """OpenTuner's measurement-interface flags (``--parallel-compile``)."""
-    from ensemble.compat.opentuner._flags import argparsers
-
-    return argparsers()[0]
+#: OpenTuner's measurement-interface flags (``--parallel-compile``), as a parent parser
+argparser = _flags.argparsers()[0]
 
 
 def _default_args() -> argparse.Namespace:
@@ -60,7 +57,7 @@ def _limit_memory(pid: int, memory_limit: int | None) -> None:
 
     try:
         soft, hard = resource.prlimit(pid, resource.RLIMIT_AS)
-        cap = lambda v: memory_limit if v == resource.RLIM_INFINITY else min(v, memory_limit)  # noqa: E731
+        cap = lambda v: memory_limit if v == resource.RLIM_INFINITY else min(v, memory_limit)
         resource.prlimit(pid, resource.RLIMIT_AS, (cap(soft), cap(hard)))
     except (ValueError, OSError):
         pass  # already gone, or not permitted: run without the cap, as OpenTuner does

@@ -20,6 +20,7 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
+from ensemble.compat.opentuner import _flags
 from ensemble.compat.opentuner._errors import UnsupportedError
 from ensemble.compat.opentuner.resultsdb.models import Configuration
 
@@ -41,11 +42,8 @@ _log = logging.getLogger("ensemble.compat.opentuner")
 _REGISTERED: dict[str, Any] = {}
 
 
-def argparser() -> argparse.ArgumentParser:
-    """OpenTuner's technique flags (also part of opentuner.argparsers())."""
-    from ensemble.compat.opentuner._flags import argparsers
-
-    return argparsers()[3]
+#: OpenTuner's technique flags (``--technique``, ``--list-techniques``), as a parent parser
+argparser: argparse.ArgumentParser = _flags.argparsers()[3]
 
 
 class SearchTechniqueBase:
