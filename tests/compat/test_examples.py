@@ -11,11 +11,14 @@ scripts/bench_opentuner_compat.py (docs/OPENTUNER.md), not asserted here.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 from ensemble.storage import Storage
-from tests.compat.helpers import prepare, run_app
+from tests.compat.helpers import ROOT, prepare, run_app
 
 MODES = ["unchanged", "changed"]
 
@@ -36,13 +39,17 @@ def _only_run(work):
 def test_rosenbrock_integer_names(tmp_path, mode):
     work = prepare(tmp_path)
     proc = run_app("rosenbrock.py", ["--test-limit", "30", "--database", _db(work), "--seed", "1",
-                                     "--dimensions", "3", "--quiet"], work, mode)
+                                     "--dimensions", "3", "--quiet", "--report", "rep"], work, mode)
     assert proc.returncode == 0, proc.stderr
     assert "Final configuration {0: " in proc.stdout          # the app sees its integer names
     run, rows = _only_run(work)
     assert len(rows) == 30
     assert set(rows[0].config) == {"p_0", "p_1", "p_2"}       # stored under identifier names
     assert run.app.endswith("rosenbrock.py:Rosenbrock")
+    assert {"best.json", "trials.csv"} <= {p.name for p in (work / "rep").iterdir()}   # reported like any app
+    best = subprocess.run([sys.executable, "-m", "ensemble.cli", "best", "--database", _db(work)], cwd=work,
+                          capture_output=True, text=True, check=False, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert best.returncode == 0 and json.loads(best.stdout)["value"] == min(r.value for r in rows)
 
 
 @pytest.mark.parametrize("mode", MODES)
