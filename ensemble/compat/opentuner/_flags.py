@@ -102,7 +102,7 @@ def argparsers() -> list[argparse.ArgumentParser]:
     technique.add_argument("--list-techniques", "-lt", action="store_true", help="list techniques and exit")
     technique.add_argument("--generate-bandit-technique", "-gbt", action="store_true", help="(no effect here)")
     main = argparse.ArgumentParser(add_help=False)
-    main.add_argument("--label", "--run-name", dest="label", help="name of the run in the database")
+    main.add_argument("--label", help="name of the run in the database")
     main.add_argument("--print-search-space-size", action="store_true",
                       help="print the size of the search space and exit")
     main.add_argument("--database", help=f"SQLAlchemy URL or SQLite file (default {DEFAULT_DATABASE})")
@@ -110,6 +110,7 @@ def argparsers() -> list[argparse.ArgumentParser]:
     ours = argparse.ArgumentParser(add_help=False)
     g = ours.add_argument_group("ensemble-tuner (beyond OpenTuner)")
     g.add_argument("--seed", type=int, metavar="N", help="random seed of the search")
+    g.add_argument("--run-name", dest="label", metavar="NAME", help="same as --label")
     g.add_argument("--resume", action="store_true", help="continue the run named by --label")
     g.add_argument("--report", metavar="DIR", help="write best.json, trials.csv, convergence.png")
     g.add_argument("--trial-limit", type=float, metavar="SEC", help="seconds one measurement may take")

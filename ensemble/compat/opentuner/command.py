@@ -47,8 +47,11 @@ def main(argv: list[str]) -> int:
             runpy.run_path(path, run_name="__main__")
     except SystemExit as exc:
         code = exc.code
-        if code not in (None, 0):
-            return code if isinstance(code, int) else (print(code, file=sys.stderr) or 1)
+        if isinstance(code, int) and code != 0:
+            return code
+        if code not in (None, 0):  # sys.exit("message"): printed, status 1, as Python does
+            print(code, file=sys.stderr)
+            return 1
     except EnsembleError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
