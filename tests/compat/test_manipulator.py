@@ -135,3 +135,15 @@ def test_bad_definitions_name_the_parameter():
         m.add_parameter(IntegerParameter("n", 0, 1))
     with pytest.raises(ValueError, match="no parameters"):
         ConfigurationManipulator().to_space()
+
+
+def test_proxy_binds_a_configuration():
+    m = ConfigurationManipulator()
+    m.add_parameter(IntegerParameter("n", 0, 10))
+    m.add_parameter(BooleanParameter("b"))
+    cfg = {"n": 3, "b": False}
+    proxy = m.proxy(cfg)
+    assert sorted(proxy.keys()) == ["b", "n"]
+    proxy["n"].set_value(7)
+    proxy["b"].op1_flip()
+    assert cfg == {"n": 7, "b": True} and proxy["n"].max_value == 10

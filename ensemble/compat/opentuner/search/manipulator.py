@@ -110,6 +110,10 @@ class ConfigurationManipulator:
     def param_names(self, *configs: Any) -> list[Any]:
         return sorted((p.name for p in self.params), key=repr)
 
+    def proxy(self, config: Any) -> _ManipulatorProxy:
+        """``proxy(cfg)[name].op1_randomize()``: parameter operators bound to one configuration."""
+        return _ManipulatorProxy(self, config)
+
     def seed(self, seed: int | None) -> None:
         """Reseed the generator behind random() and the parameters' operators."""
         self.rng = np.random.default_rng(seed)
@@ -228,3 +232,30 @@ class ConfigurationManipulator:
                 raise KeyError(f"configuration has no value for parameter {p.name!r}")
             out.update(p._internal_value(view[p.name], iname))
         return out
+
+
+class _ParameterProxy:
+    """A parameter with its configuration bound: ``proxy.set_value(v)`` is ``param.set_value(cfg, v)``."""
+
+    def __init__(self, param: Parameter, config: Any) -> None:
+        self.param, self.config = param, config
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.param, name)
+        if callable(attr):
+            return lambda *args, **kwargs: attr(self.config, *args, **kwargs)
+        return attr
+
+
+class _ManipulatorProxy:
+    """OpenTuner's ManipulatorProxy: ``keys()`` and ``[name]`` over one configuration."""
+
+    def __init__(self, manipulator: ConfigurationManipulator, config: Any) -> None:
+        self.manipulator, self.cfg = manipulator, config
+        self.params = manipulator.parameters_dict(config)
+
+    def keys(self) -> list[Any]:
+        return list(self.params)
+
+    def __getitem__(self, name: Hashable) -> _ParameterProxy:
+        return _ParameterProxy(self.params[name], self.cfg)
