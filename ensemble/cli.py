@@ -9,11 +9,12 @@ prints errors the user can fix as one line, and dispatches the subcommands
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ensemble.errors import EnsembleError
@@ -135,6 +136,12 @@ def run_app_main(app_class: type, argv: list[str], prog: str | None = None,
 
 def _run_parsed(app_class: type, ns: argparse.Namespace, argv: list[str], make_app: Any,
                 app_reference: Any, run_app: Any) -> int:
+    with _library_logging():
+        return _run_parsed_body(app_class, ns, argv, make_app, app_reference, run_app)
+
+
+def _run_parsed_body(app_class: type, ns: argparse.Namespace, argv: list[str], make_app: Any,
+                     app_reference: Any, run_app: Any) -> int:
     _setup_logging(ns.quiet)
     if ns.list_techniques:
         print("\n".join(list_techniques()))
@@ -372,9 +379,24 @@ def _plugin_command(name: str) -> Any:
     return run
 
 
+@contextlib.contextmanager
+def _library_logging() -> Iterator[None]:
+    """Give the ``ensemble`` logger its level back afterwards (main(exit=False) from Python, tests)."""
+    logger = logging.getLogger("ensemble")
+    level = logger.level
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Console script entry point ``ensemble-tuner``."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    with _library_logging():
+        return _main(list(sys.argv[1:] if argv is None else argv))
+
+
+def _main(args: list[str]) -> int:
     if args and not args[0].startswith("-"):
         try:
             plugin = _plugin_command(args[0])
