@@ -230,9 +230,7 @@ class GroupSearch:
             self._finish("cv", gens)
         elif gens >= self.max_generations:
             self._finish("generations", gens)
-        elif self.model.stalled == set(self.model.islands) and not self._pending:
-            self._finish("stalled", gens)
-        elif len(self.values) >= self.size:
+        elif (self.model.stalled == set(self.model.islands) and not self._pending) or len(self.values) >= self.size:
             self._finish("stalled", gens)
 
     def _finish(self, reason: str, generations: int) -> None:

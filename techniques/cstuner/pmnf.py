@@ -137,12 +137,12 @@ def guided_sample(predictions: Mapping[str, np.ndarray], lower_is_better: Mappin
     n = len(next(iter(predictions.values()))) if names else 0
     if n == 0:
         return np.arange(0)
-    want = max(1, int(math.ceil(ratio * n)))
+    want = max(1, math.ceil(ratio * n))
     oriented = {m: (predictions[m] if lower_is_better[m] else -predictions[m]) for m in names}
     ranks = {m: np.argsort(np.argsort(oriented[m], kind="stable"), kind="stable") for m in names}
     q = ratio
     while True:
-        cut = max(1, int(math.ceil(q * n)))
+        cut = max(1, math.ceil(q * n))
         keep = np.ones(n, dtype=bool)
         for m in names:
             keep &= ranks[m] < cut

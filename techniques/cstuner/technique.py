@@ -351,7 +351,7 @@ class CsTuner(BaseTechnique):
         if self.models:
             idx = guided_sample(self._pred, {m: self._lower[m] for m in self._pred}, self.ratio)
         else:
-            idx = np.arange(max(1, int(math.ceil(self.ratio * len(self._pool)))))
+            idx = np.arange(max(1, math.ceil(self.ratio * len(self._pool))))
         self._sampled = [self._pool[int(i)] for i in idx]
 
     # -- group by group --------------------------------------------------------

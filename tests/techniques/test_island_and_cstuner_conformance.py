@@ -1,4 +1,4 @@
-"""The techniques conformance checks (tests/techniques/test_conformance.py) for IslandGA and CsTuner."""
+"""The techniques conformance checks (tests/techniques/test_conformance.py) for IslandGA, CsTuner and cstuner-ensemble."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tests.techniques.test_conformance import (
     run,
 )
 
-MINE = ["IslandGA", "CsTuner"]
+MINE = ["IslandGA", "CsTuner", "cstuner-ensemble"]
 
 
 @pytest.mark.parametrize("name", MINE)
