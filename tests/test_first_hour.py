@@ -98,3 +98,18 @@ def test_tutorial_run_where_every_trial_fails_exits_1(workdir: Path) -> None:
     p = _sh(workdir, commands[0].replace("--test-limit 200", "--test-limit 5"), "--quiet")
     assert p.returncode == 1
     assert "no trial finished successfully" in p.stderr and "x FAILED: exit status 1" in p.stderr
+
+
+def test_tutorial_trial_limit_kills_the_whole_group_and_records_timeout(workdir: Path) -> None:
+    """The tutorial's subprocess.run(timeout=...) recorded FAILED and left a shell's grandchild running."""
+    marker = f"first-hour-{os.getpid()}"
+    (workdir / "bench").write_text(f"#!/bin/sh\nsh -c 'sleep 300; echo {marker}' &\nwait\n", encoding="utf-8")
+    _, commands = _tutorial()
+    p = _sh(workdir, commands[0].replace("--test-limit 200", "--test-limit 2").replace("--parallelism 4", ""),
+            "--trial-limit", "0.5", "--quiet", "--run-name", "t")
+    assert p.returncode == 1 and "x TIMEOUT: time limit of 0.5 s exceeded; process group killed" in p.stderr
+    with sqlite3.connect(workdir / "ensemble.db") as con:
+        states = {s for (s,) in con.execute("SELECT state FROM requests")}
+    assert states == {"TIMEOUT"}
+    left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True, check=False).stdout.split()
+    assert not left, f"processes left running: {left}"
