@@ -298,6 +298,8 @@ def stencil(args: argparse.Namespace) -> dict[str, Any]:
                                         "--size", str(args.size), "--backend", "opencl", "--repeats", "3"]))
     space = app.space()
     memo: dict[str, float] = {}
+    if args.memo:  # measurements of an earlier run of this command (same app flags), reused
+        memo.update({h: (math.inf if v is None else float(v)) for h, v in json.loads(Path(args.memo).read_text())["memo"].items()})
     out: dict[str, Any] = {"command": "python -m scripts.bench_doe " + " ".join(sys.argv[1:]),
                            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "budget": args.budget,
                            "app": f"stencil {args.pattern} {args.dims}D r1 size {args.size} OpenCL", "runs": []}
@@ -330,6 +332,7 @@ def stencil(args: argparse.Namespace) -> dict[str, Any]:
             print(f"stencil {name} seed {seed}: {len(values)} evaluations, best {min(finite) if finite else None}",
                   file=sys.stderr, flush=True)
             out["measured"] = len(memo)
+            out["memo"] = {h: (v if math.isfinite(v) else None) for h, v in memo.items()}
             if args.json_out:
                 Path(args.json_out).write_text(json.dumps(out, indent=1))
     return out
@@ -367,6 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("--seeds", type=int, default=2)
     s.add_argument("--trial-limit", type=float, default=30.0)
     s.add_argument("--techniques", type=lambda v: [x for x in v.split(",") if x], default=["dlmt", "Random"])
+    s.add_argument("--memo", default=None, help="JSON written by an earlier run: reuse its measurements")
     s.add_argument("--json-out", default=None)
     args = p.parse_args(argv)
     if args.part == "stencil":
