@@ -68,7 +68,7 @@ def render_markdown(tech: Any) -> str:
                 lines.append(f"| {i} | " + " | ".join(str(row["config"][n]) for n in names)
                              + f" | {_num(row['value'])} |")
         if "anova" in s:
-            lines += ["", f"ANOVA (type II) of `{s['analysed_model']}`, R^2 = {_num(s.get('r2'))}:", "",
+            lines += ["", f"ANOVA (F test of each term, the others kept) of `{s['analysed_model']}`, R^2 = {_num(s.get('r2'))}:", "",
                       "| term | Df | Sum Sq | F value | Pr(>F) | |", "|---|---|---|---|---|---|"]
             for r in s["anova"]:
                 star = "" if r["p"] is None else ("***" if r["p"] < 0.001 else "**" if r["p"] < 0.01
