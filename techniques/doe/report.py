@@ -33,13 +33,27 @@ def _cfg(c: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in c.items())
 
 
+def _all_fixed(tech: Any) -> dict[str, Any]:
+    """Every level fixed so far, the last step's included even before the iteration resumes."""
+    out: dict[str, Any] = {}
+    for s in tech.steps:
+        out.update(s.get("fixed") or {})
+    return out
+
+
+def _measured(tech: Any, step: dict[str, Any]) -> float | None:
+    if "predicted_measured" in step:
+        return step["predicted_measured"]
+    return tech.value_of(step["predicted_config"])  # measured, the iteration not resumed yet
+
+
 def render_markdown(tech: Any) -> str:
     """Per step: sub-space, model, design, ANOVA table, significant factors, fixed levels."""
     lines = ["# DLMT report", "",
              (f"Technique options: steps={tech.n_steps}, design_size={tech.design_size or 'p + ' + str(tech.extra_runs)}, "
               f"significance={tech.significance}, terms={tech.terms!r}, candidates={tech.n_candidates} "
               f"({tech.sampling}), budget={tech.budget}."), "",
-             f"Fixed at the end: {_cfg(tech.fixed) or 'nothing'}.",
+             f"Fixed at the end: {_cfg(_all_fixed(tech)) or 'nothing'}.",
              f"Best measured: {_num(tech.best_value)} at {_cfg(tech.best_config or {})}.", ""]
     for s in tech.steps:
         k = s["step"]
@@ -82,7 +96,7 @@ def render_markdown(tech: Any) -> str:
             lines += ["", f"Prediction model `{s['prediction_model']}`: {coef}.",
                       (f"Minimum predicted over {s['prediction_pool']} valid configurations: "
                        f"{_num(s['predicted_value'])} at {_cfg(s['predicted_config'])}; "
-                       f"measured {_num(s.get('predicted_measured'))}."),
+                       f"measured {_num(_measured(tech, s))}."),
                       f"**Fixed**: {_cfg(s['fixed'])}.", "", f"![predicted vs measured](dlmt_step{k}.svg)"]
         if s.get("note"):
             lines += ["", f"Note: {s['note']}"]
