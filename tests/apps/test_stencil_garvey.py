@@ -145,3 +145,19 @@ def test_tune_with_garvey_end_to_end_on_opencl(tmp_path: Path) -> None:
                          timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "found by garvey" in out.stdout and '"mem": "image"' in out.stdout
+
+
+@pytest.mark.opencl
+@pytest.mark.slow
+def test_tune_with_garvey_and_the_shipped_predictor_on_opencl(tmp_path: Path) -> None:
+    from measurement.opencl import opencl_available
+
+    if not opencl_available():
+        pytest.skip("no OpenCL platform")
+    out = subprocess.run([sys.executable, "-m", "apps.stencil", "--suite", "garvey", "--benchmark", "box1d_r1_x",
+                          "--size", "16", "--technique", "garvey", "--test-limit", "4", "--repeats", "2", "--quiet",
+                          "--database", f"sqlite:///{tmp_path}/p.db"],
+                         check=False, capture_output=True, text=True, cwd=str(ROOT),
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "found by garvey" in out.stdout
