@@ -12,7 +12,7 @@ from ensemble.space import Integer, SearchSpace
 from ensemble.storage import Storage
 from techniques.doe import DLMT
 from techniques.doe.report import write_report as write_dlmt
-from tests.techniques.harness import run_technique
+from tests.techniques.driven import run_technique
 
 
 def _dlmt_state() -> dict:
