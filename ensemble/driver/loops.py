@@ -115,25 +115,89 @@ def threads_loop(session: RunSession, search: SearchDriver, progress: Any) -> No
     """``--parallelism N`` worker threads (subprocess and GPU objectives release the GIL)."""
     assert session.storage is not None
     wake = threading.Event()
-    stop = threading.Event()
-    app = session.app
-    lock = threading.Lock() if getattr(app, "has_compile", False) else None
-    threads = []
-    for i in range(session.settings.parallelism):
-        drv = MeasurementDriver(session.storage, session.run_id, app, session.objective,
-                                worker=worker_name(f"local{i}"), heartbeat_interval=_heartbeat_interval(session),
-                                measure_lock=lock, on_finish=wake.set)
-        th = threading.Thread(target=drv.serve, args=(stop,), name=f"ensemble-worker-{i}", daemon=True)
-        th.start()
-        threads.append(th)
+    pool = _WorkerThreads(session, wake)
+    for _ in range(session.settings.parallelism):
+        pool.start()
     try:
-        _search_until_done(search, progress, wake)
+        _search_until_done(search, progress, wake, pool)
     finally:
         search.finish()
-        stop.set()
-        for th in threads:
-            th.join()
+        pool.stop()
         search.collect()
+
+
+class _WorkerThreads:
+    """Worker threads, and the watchdog that lets the run go on past a trial that ignores ``--trial-limit``.
+
+    Why abandon rather than kill: Python cannot kill a thread.  A thread whose
+    trial runs ``_kill_grace`` past its limit is *abandoned*: its request is
+    recorded TIMEOUT under its worker name (a result it commits later is
+    refused), its own stop flag is set so it ends when ``run()`` returns, and a
+    new thread takes its slot.  They are daemon threads, so an abandoned one
+    does not keep the program alive at the end.  (The run says at start that
+    threads cannot interrupt Python code: ``preflight.thread_limit_notice``.)
+    """
+
+    def __init__(self, session: RunSession, wake: threading.Event) -> None:
+        self.session = session
+        self.wake = wake
+        self.lock = threading.Lock() if getattr(session.app, "has_compile", False) else None
+        #: [thread, stop flag, [request id, start time, limit], worker name]
+        self.entries: list[list[Any]] = []
+        self.abandoned: list[threading.Thread] = []
+        self._made = 0
+
+    def start(self, index: int | None = None) -> None:
+        s = self.session
+        assert s.storage is not None
+        slot: list[float] = [0.0, 0.0, 0.0]
+
+        def on_begin(request_id: int, limit: float | None) -> None:
+            slot[1] = time.time()
+            slot[2] = float(limit or 0.0)
+            slot[0] = float(request_id)
+
+        stop = threading.Event()
+        worker = worker_name(f"local{self._made}")
+        drv = MeasurementDriver(s.storage, s.run_id, s.app, s.objective, worker=worker,
+                                heartbeat_interval=_heartbeat_interval(s), measure_lock=self.lock,
+                                on_finish=self.wake.set, on_begin=on_begin)
+        th = threading.Thread(target=drv.serve, args=(stop,), name=f"ensemble-worker-{self._made}", daemon=True)
+        self._made += 1
+        th.start()
+        entry = [th, stop, slot, worker, drv]
+        if index is None:
+            self.entries.append(entry)
+        else:
+            self.entries[index] = entry
+
+    def watch(self) -> None:
+        now = time.time()
+        for i, (th, stop, slot, worker, drv) in enumerate(self.entries):
+            rid, since, limit = slot
+            if rid <= 0 or limit <= 0 or now - since <= limit + _kill_grace(limit):
+                continue
+            storage = self.session.storage
+            assert storage is not None
+            reason = (f"trial ran {now - since:.3g} s, over its limit of {limit:g} s (--trial-limit); Python code "
+                      "in a thread cannot be stopped: the thread was abandoned and replaced (use --worker-mode "
+                      "process to kill such trials)")
+            stop.set()
+            drv.close()                                   # no more heartbeats for the abandoned request
+            storage.finish(int(rid), worker, state=TrialState.TIMEOUT, value=None, metrics={}, times=[],
+                           cost=now - since, reason=reason)
+            _log.warning("request %d: %s", int(rid), reason)
+            self.abandoned.append(th)
+            self.start(i)
+
+    def alive(self) -> bool:
+        return True
+
+    def stop(self) -> None:
+        for entry in self.entries:
+            entry[1].set()
+        for entry in self.entries:
+            entry[0].join()
 
 
 class _WorkerProcesses:
@@ -219,7 +283,7 @@ def processes_loop(session: RunSession, search: SearchDriver, progress: Any) -> 
 
 
 def _search_until_done(search: SearchDriver, progress: Any, wake: threading.Event | None,
-                       pool: _WorkerProcesses | None = None) -> None:
+                       pool: _WorkerProcesses | _WorkerThreads | None = None) -> None:
     while True:
         search.step()
         if search.done:

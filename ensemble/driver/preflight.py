@@ -199,7 +199,8 @@ def thread_limit_notice(settings: Any, *, logger: logging.Logger = _log) -> bool
         return False
     logger.warning(
         "--trial-limit %g s: with --worker-mode thread a limit cannot interrupt Python code in run(); "
-        "a trial over the limit is recorded TIMEOUT when it returns. For a hard stop use "
+        "a trial over the limit is recorded TIMEOUT (with --parallelism > 1 its thread is abandoned and "
+        "replaced; with one worker the run waits for it to return). For a hard stop use "
         "--worker-mode process (the worker is killed and replaced), or run commands with "
         "measurement.process.run_command(argv, timeout=limit)", settings.trial_limit)
     return True

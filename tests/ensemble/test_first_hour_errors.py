@@ -154,6 +154,17 @@ def test_process_worker_past_its_limit_is_killed_replaced_and_recorded_timeout(t
     assert res.best_config == {"x": 7, "y": 3}
 
 
+def test_a_thread_past_its_limit_is_abandoned_replaced_and_recorded_timeout(tmp_path):
+    """issue 16: with threads the whole run hung on a time.sleep(1000) objective."""
+    url = db_url(tmp_path)
+    res = run_app(HangingApp(), _settings(tmp_path, parallelism=2, trial_limit=0.3, run_name="th", test_limit=3),
+                  technique=Scripted([{"x": 0, "y": 0}, {"x": 7, "y": 3}, {"x": 1, "y": 1}]))
+    rows = {(r.config["x"], r.config["y"]): r for r in _rows(url, "th")}
+    assert rows[(0, 0)].state == TrialState.TIMEOUT and "abandoned and replaced" in rows[(0, 0)].reason
+    assert rows[(7, 3)].state == TrialState.OK and rows[(1, 1)].state == TrialState.OK
+    assert res.best_config == {"x": 7, "y": 3}
+
+
 def test_thread_mode_says_once_at_start_that_limits_cannot_interrupt_python(tmp_path, caplog):
     caplog.set_level(logging.WARNING, logger="ensemble")
     run_app(QuadApp(), _settings(tmp_path, trial_limit=5.0, test_limit=3), technique=TinyRandom(seed=1))
