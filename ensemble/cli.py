@@ -243,6 +243,11 @@ def _cmd_worker(ns: argparse.Namespace, rest: list[str]) -> int:
     from ensemble.driver.loops import serve_worker
 
     storage = _open(ns, create=True)
+    if not storage.shareable_across_processes:
+        raise EnsembleError(
+            f"--database {ns.database}: an in-memory store lives in the process that made it, so a worker "
+            "cannot attach to it; run the tuner on a SQLite file (sqlite:///tuning.db) or PostgreSQL"
+        )
     deadline = time.monotonic() + ns.wait
     while True:
         try:

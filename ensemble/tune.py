@@ -148,7 +148,8 @@ class Tuner:
         if not ids:
             raise ConfigurationError(f"tell({config!r}): this configuration was not asked for (or told twice)")
         rid = ids.pop(0)
-        self._recorder.record(rid, coerce_result(value), 0.0)
+        # the cost of a told result is unknown unless the Result says it (Result(cost=...))
+        self._recorder.record(rid, coerce_result(value), None)
         self._search.collect()
         self._search.step()
 

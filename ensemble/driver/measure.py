@@ -173,11 +173,15 @@ class MeasurementDriver:
                             metrics=dict(result.metrics or {}), times=list(result.times or []))
         return result, elapsed
 
-    def record(self, request_id: int, result: Result, elapsed: float) -> bool:
+    def record(self, request_id: int, result: Result, elapsed: float | None) -> bool:
         """Commit the result of a request RUNNING for this worker; False if it was taken away.
 
         Public for callers that measure themselves (the ask/tell ``Tuner``):
         the result is ranked by the objective exactly as a measured one.
+        ``elapsed`` is the cost charged when the result carries none; None
+        leaves the cost unknown (ask/tell: the measurement happened elsewhere),
+        and techniques that weigh their compute against the evaluations' cost
+        then never give up for that reason.
         """
         state = str(getattr(result.state, "value", result.state))
         metrics = dict(result.metrics or {})

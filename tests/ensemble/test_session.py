@@ -181,3 +181,24 @@ def test_no_import_circle_between_app_cli_drivers_and_mpi():
 
     cycles = [c for c in (cycle_from(n) for n in graph) if c]
     assert cycles == []
+
+
+def test_a_worker_cannot_attach_to_an_in_memory_store(capsys):
+    from ensemble import cli
+
+    assert cli.main(["worker", "--database", "memory://shared-name"]) == 2
+    assert "in-memory store" in capsys.readouterr().err
+
+
+def test_told_results_carry_no_cost_unless_the_result_gives_one(tmp_path):
+    """Ask/tell measures elsewhere: the store records an unknown cost, not zero."""
+    db = f"sqlite:///{tmp_path / 'c.db'}"
+    with ensemble.Tuner(Bowl().space(), database=db, run_name="c", test_limit=2) as tuner:
+        a = tuner.ask()
+        tuner.tell(a, 1.0)
+        b = tuner.ask()
+        tuner.tell(b, ensemble.Result(time=2.0, cost=5.0))
+    store = open_storage(db)
+    costs = [r.cost for r in store.trials(store.get_run("c").id)]
+    store.close()
+    assert costs == [None, 5.0]
