@@ -124,6 +124,6 @@ class AUCBandit(MetaTechnique):
         return {label: self.auc.score(i) for i, label in enumerate(self.labels)}
 
     def state_dict(self) -> dict[str, Any]:
-        return {"uses": dict(zip(self.labels, self.auc.uses)),
+        return {**super().state_dict(), "uses": dict(zip(self.labels, self.auc.uses)),
                 "credited": dict(zip(self.labels, self.auc.credited)),
                 "window": self.window, "c": self.c}

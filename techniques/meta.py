@@ -136,6 +136,28 @@ class MetaTechnique(BaseTechnique):
         for arm in self.arms:
             arm.observe_foreign(trial)
 
+    def arm_report_files(self) -> dict[str, str]:
+        """The report files the arms ask for (``state_dict()["report_files"]``), merged.
+
+        Why: a technique that explains itself in the run's report (DLMT's
+        dlmt.md) must still do so when it runs as an arm of the bandit.
+        """
+        files: dict[str, str] = {}
+        for arm in self.arms:
+            try:
+                state = arm.state_dict()
+            except Exception:  # noqa: BLE001 - a report extra must never stop the search
+                continue
+            extra = state.get("report_files") if isinstance(state, dict) else None
+            if isinstance(extra, dict):
+                files.update(extra)
+        return files
+
+    def state_dict(self) -> dict[str, Any]:
+        state = super().state_dict()
+        files = self.arm_report_files()
+        return {**state, "report_files": files} if files else state
+
     def credit_name(self, config_hash: str) -> str:
         """The leaf technique that proposed ``config_hash`` (for Trial.technique)."""
         queue = self._owner.get(config_hash)

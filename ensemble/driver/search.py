@@ -359,6 +359,17 @@ class SearchDriver:
             self.run_id, "search",
             {"done": True, "reason": self.status.stop_reason, "unique": self.status.unique},
         )
+        self._store_technique_state()
+
+    def _store_technique_state(self) -> None:
+        """Keep the technique's ``state_dict()`` in run_state "technique" (reports read its report_files)."""
+        try:
+            state = self.technique.state_dict()
+            if state:
+                self.storage.put_state(self.run_id, "technique", state)
+        except Exception as exc:  # noqa: BLE001 - a report extra must never fail the run
+            _log.warning("technique %s: its state could not be stored (%s); the report will lack it",
+                         self.technique.name, exc)
 
     def best(self) -> Trial | None:
         return best_of(self.ledger.known.values())

@@ -55,3 +55,35 @@ def test_write_report_for_script_users(tmp_path: Path) -> None:
     run_technique(tech, s, lambda c: abs(c["a"] - 2) + (math.inf if c["b"] == 7 else c["b"]), budget=30, seed=0)
     paths = write_dlmt(tech, tmp_path)
     assert any(p.endswith("dlmt.md") for p in paths)
+
+
+def _bowl(c: dict) -> float:
+    return float((c["a"] - 3) ** 2 + 0.5 * c["b"] + 1)
+
+
+def test_dlmt_md_reaches_the_run_report_through_the_driver(tmp_path: Path) -> None:
+    """--report and `ensemble-tuner report` show dlmt.md: the search driver stores the technique's state."""
+    import ensemble
+    from ensemble import cli
+
+    space = SearchSpace().add(Integer("a", 0, 8), Integer("b", 0, 8), Integer("c", 0, 8))
+    db = f"sqlite:///{tmp_path / 'd.db'}"
+    ensemble.tune(_bowl, space, technique="dlmt", test_limit=40, seed=0, database=db, run_name="d",
+                  report_dir=str(tmp_path / "rep"))
+    assert "## Step 1" in (tmp_path / "rep" / "dlmt.md").read_text()
+    assert cli.main(["report", "--database", db, "--run-name", "d", "--out", str(tmp_path / "again")]) == 0
+    assert (tmp_path / "again" / "dlmt.md").exists()
+
+
+def test_dlmt_as_a_bandit_arm_still_reports(tmp_path: Path) -> None:
+    from ensemble.driver import RunSession
+    from ensemble.settings import RunSettings
+    from techniques.bandit import AUCBandit
+    from tests.techniques.driven import _FunctionApp
+
+    space = SearchSpace().add(Integer("a", 0, 8), Integer("b", 0, 8), Integer("c", 0, 8))
+    bandit = AUCBandit(seed=0, arms=[DLMT(steps=1), "Random"], c=1.0)
+    settings = RunSettings(database=f"sqlite:///{tmp_path / 'b.db'}", test_limit=40, seed=0, quiet=True,
+                           report_dir=str(tmp_path / "rep"))
+    RunSession(_FunctionApp(space, _bowl), settings, app_ref="tests:bowl", technique=bandit).run()
+    assert (tmp_path / "rep" / "dlmt.md").exists()
