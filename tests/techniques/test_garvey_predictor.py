@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 from ensemble.errors import ConfigurationError
-from techniques.garvey.predictor import LoadingPredictor, best_loading, default_model_path, leave_one_out
+from techniques.garvey.predictor import (
+    LoadingPredictor,
+    best_loading,
+    default_model_path,
+    leave_one_out,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).parent / "data" / "garvey_pocl_fixture.json"
