@@ -1,4 +1,4 @@
-"""CsTuner end to end through the in-memory harness: pipeline, whole budget, metrics, bad input."""
+"""CsTuner end to end through the real driver on the in-memory store: pipeline, whole budget, metrics, bad input."""
 
 from __future__ import annotations
 
