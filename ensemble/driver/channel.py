@@ -36,6 +36,7 @@ class LocalResult:
     value: float | None
     cost: float | None
     worker: str
+    metrics: dict[str, Any] | None = None
 
 
 class SameThreadChannel:

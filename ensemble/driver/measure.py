@@ -208,7 +208,7 @@ class MeasurementDriver:
         else:
             self.measured += 1
             if self.channel is not None:
-                self.channel.put_result(LocalResult(request_id, state, value, cost, self.worker))
+                self.channel.put_result(LocalResult(request_id, state, value, cost, self.worker, metrics or None))
         if self._on_finish is not None:
             self._on_finish()
         return ok

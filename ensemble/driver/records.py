@@ -42,6 +42,7 @@ def to_trial(row: Any, evaluation: int) -> Trial:
         duplicate=bool(row.duplicate),
         evaluation=evaluation,
         cost=_cost(getattr(row, "cost", None)),
+        metrics=getattr(row, "metrics", None) or None,
     )
 
 

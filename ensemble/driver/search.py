@@ -187,7 +187,7 @@ class SearchDriver:
         v = value if (res.state == TrialState.OK and value is not None and not math.isnan(value)) else math.inf
         trial = Trial(config=config, config_hash=config_hash, value=float(v), state=res.state,
                       technique=ledger.pending.get(config_hash, ""), duplicate=False,
-                      evaluation=ledger.counted_after(False), cost=res.cost)
+                      evaluation=ledger.counted_after(False), cost=res.cost, metrics=res.metrics)
         self._handle(res.request_id, trial, res.worker, True)
         return 1
 

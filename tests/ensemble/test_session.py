@@ -202,3 +202,26 @@ def test_told_results_carry_no_cost_unless_the_result_gives_one(tmp_path):
     costs = [r.cost for r in store.trials(store.get_run("c").id)]
     store.close()
     assert costs == [None, 5.0]
+
+
+class _Metered(Bowl):
+    def run(self, config, limit):
+        return ensemble.Result(time=super().run(config, limit), metrics={"dram_bytes": 8.0 * config["x"]})
+
+
+@pytest.mark.parametrize("database", ["memory://", "sqlite"])
+def test_techniques_see_the_measurement_metrics(tmp_path, database):
+    """Trial.metrics carries Result.metrics on every path (same thread via the channel, read back, resume)."""
+    from techniques.random_search import Random
+
+    seen = []
+
+    class Watching(Random):
+        def observe(self, trial):
+            seen.append(trial.metrics)
+            super().observe(trial)
+
+    url = database if database.startswith("memory") else f"sqlite:///{tmp_path / 'm.db'}"
+    session_mod.run_app(_Metered(), RunSettings(database=url, test_limit=5, seed=1, quiet=True),
+                        app_ref="tests.ensemble.test_session:_Metered", technique=Watching(seed=1))
+    assert len(seen) == 5 and all(m is not None and "dram_bytes" in m and "time" in m for m in seen)
