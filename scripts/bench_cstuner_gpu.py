@@ -130,10 +130,14 @@ def one_run(args: argparse.Namespace, stencil: str, tuner: str, rep: int, tmp: s
                str(max(1, args.parallelism // 2)), "--repeats", str(args.repeats)]
         if args.size:
             cmd += ["--size", str(args.size)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.run_timeout, check=False,
-                              env=dict(os.environ, ENSEMBLE_MPI_SEARCH="central"))
-        if proc.returncode != 0:
-            err = (proc.stdout[-800:] + proc.stderr[-800:]).strip()
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.run_timeout, check=False,
+                                  env=dict(os.environ, ENSEMBLE_MPI_SEARCH="central"))
+        except (OSError, subprocess.TimeoutExpired) as exc:  # no mpirun, or a hung run: record, go on
+            err = f"{type(exc).__name__}: {exc}"
+        else:
+            if proc.returncode != 0:
+                err = (proc.stdout[-800:] + proc.stderr[-800:]).strip()
     else:
         try:
             _tune(args, stencil, tuner, db, rep)
