@@ -19,15 +19,11 @@ from pathlib import Path
 
 import pytest
 
-MPIRUN = Path(sys.executable).parent / "mpirun"
-ROOT = Path(__file__).resolve().parents[2]
+from tests.mpi_launch import MPIRUN, ROOT, need_mpi
 
 
 def _need_mpi() -> None:
-    pytest.importorskip("mpi4py")
-    pytest.importorskip("scipy")
-    if not MPIRUN.exists():
-        pytest.skip(f"no mpirun next to {sys.executable}; pip install 'ensemble-tuner[mpi]'")
+    need_mpi("scipy")
 
 
 def _rows(db: Path, sql: str) -> list[tuple]:
