@@ -33,7 +33,7 @@ import json
 import math
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -44,13 +44,112 @@ HEURISTICS = ("dims", "opts", "hybrid")
 
 
 # ---- measuring -------------------------------------------------------------------------------------------------
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_init(platform: str, device: str) -> None:
+    """A build process: its own OpenCL context on the same device (spawned, never forked)."""
+    from measurement.opencl import OpenCLBackend
+
+    _WORKER["be"] = OpenCLBackend(platform, device)
+
+
+def _worker_build(source: str, options: tuple[str, ...]) -> tuple[bytes | None, str | None, float]:
+    """(program binary, build error, build seconds) for one kernel source."""
+    from measurement.opencl import OpenCLBuildError
+
+    t0 = time.perf_counter()
+    try:
+        prog = _WORKER["be"].build(source, options=options)
+    except OpenCLBuildError as exc:
+        return None, str(exc)[:300], time.perf_counter() - t0
+    return bytes(prog.binaries[0]), None, time.perf_counter() - t0
+
+
+class ProcBuilder:
+    """Kernel builds in ``procs`` worker processes, binaries loaded into the runner's context.
+
+    Why processes: on NVIDIA's OpenCL, builds from several threads of one
+    process ran one at a time (a 16-thread run built about 1.7 kernels per
+    second, Rand's 100 kernels took 286 s), so builds, not runs, used up the
+    device time.  Each worker has its own context on the same device; the
+    main process loads the binary (``clCreateProgramWithBinary``), which is
+    fast.  A configuration's compile time is its own build's wall time in its
+    worker plus the load.
+    """
+
+    def __init__(self, be: Any, procs: int) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.be = be
+        self.pool = ProcessPoolExecutor(procs, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=_worker_init, initargs=(be.platform_name, be.device.name))
+        t0 = time.perf_counter()
+        warm = [self.pool.submit(_worker_build, "__kernel void k(__global float *a) { a[0] = 1.0f; }", ())
+                for _ in range(procs)]
+        for f in warm:
+            f.result()
+        print(f"build processes: {procs} started in {time.perf_counter() - t0:.1f} s", flush=True)
+
+    def load(self, binary: bytes, options: tuple[str, ...]) -> Any:
+        cl = self.be._cl
+        return cl.Program(self.be.context, [self.be.device], [binary]).build(options=list(options))
+
+
 class Cache:
     """Every configuration of one benchmark measured once: value, compile s, run s, refused."""
 
-    def __init__(self, runner: Any, space: Any, threads: int, max_launch: float | None = None) -> None:
+    def __init__(self, runner: Any, space: Any, threads: int, max_launch: float | None = None,
+                 builder: ProcBuilder | None = None, deadline: float | None = None) -> None:
         self.runner, self.space, self.threads = runner, space, threads
         self.max_launch = max_launch
+        self.builder = builder
+        self.deadline = deadline
         self.rec: dict[str, dict[str, Any]] = {}
+
+    def _record(self, h: str, res: Any, compile_s: float, run_s: float, compiled: bool) -> None:
+        self.rec[h] = {"value": res.time if res.state == "OK" and res.time else math.inf,
+                       "state": res.state, "reason": (res.reason or "")[:120],
+                       "compile_s": compile_s if compiled else 0.0, "run_s": run_s if compiled else 0.0,
+                       "compiled": compiled}
+
+    def _measure_procs(self, todo: dict[str, dict[str, Any]]) -> None:
+        """Builds in the worker processes; each kernel is timed as soon as its build comes back."""
+        from apps.stencil.opencl_gen import generate_opencl
+        from ensemble.result import Result
+
+        r = self.runner
+        opts = tuple(getattr(r, "build_options", ()))
+        futs: dict[Any, tuple[str, Any]] = {}
+        for h, c in todo.items():
+            why = r.refusal(c)
+            if why:
+                self._record(h, Result(state="FAILED", reason=f"refused: {why}"), 0.0, 0.0, False)
+                continue
+            try:
+                k = generate_opencl(r.st, c, limits=r.limits, image_layout=r.image_layout)
+            except ValueError as exc:
+                self._record(h, Result(state="FAILED", reason=f"illegal: {exc}"), 0.0, 0.0, False)
+                continue
+            futs[self.builder.pool.submit(_worker_build, k.source, opts)] = (h, k)  # type: ignore[union-attr]
+        for f in as_completed(futs):
+            if self.deadline is not None and time.perf_counter() > self.deadline:
+                for g in futs:
+                    g.cancel()
+                print("    deadline: unfinished builds dropped", flush=True)
+                return
+            h, k = futs[f]
+            binary, err, dt = f.result()
+            if binary is None:
+                self._record(h, Result(state="FAILED", reason=f"build: {err}"), dt, 0.0, True)
+                continue
+            t0 = time.perf_counter()
+            prog = self.builder.load(binary, opts)  # type: ignore[union-attr]
+            dt += time.perf_counter() - t0
+            t0 = time.perf_counter()
+            res = self._measure((k, prog))
+            self._record(h, res, dt, time.perf_counter() - t0, True)
 
     def measure(self, configs: list[dict[str, Any]]) -> None:
         todo: dict[str, dict[str, Any]] = {}
@@ -59,6 +158,9 @@ class Cache:
             if h not in self.rec and h not in todo:
                 todo[h] = c
         if not todo:
+            return
+        if self.builder is not None:
+            self._measure_procs(todo)
             return
         built: dict[str, tuple[Any, float]] = {}
 
@@ -99,14 +201,22 @@ class Cache:
 
 
 def run_strategy(technique: Any, cache: Cache, budget: int | None, seed: int) -> dict[str, Any]:
-    """Drive one technique to its end (or ``budget`` unique configurations) on the shared cache."""
+    """Drive one technique to its end (or ``budget`` unique configurations) on the shared cache.
+
+    ``budget`` caps the unique configurations (``--cap`` for the heuristics: ours, the paper ran them
+    to their end); ``truncated`` says the cap or the deadline stopped the strategy before it ended.
+    """
     from ensemble.technique import Trial
 
     technique.bind(cache.space, budget=budget, rng=np.random.default_rng(seed))
     seen: dict[str, float] = {}
     best, best_cfg = math.inf, None
     stalls = 0
+    cut_by_deadline = False
     while not technique.done and (budget is None or len(seen) < budget) and stalls < 3:
+        if cache.deadline is not None and time.perf_counter() > cache.deadline:
+            cut_by_deadline = True
+            break
         want = 4096 if budget is None else max(1, min(4096, budget - len(seen)))
         props = technique.propose(want)
         if not props:
@@ -115,6 +225,9 @@ def run_strategy(technique: Any, cache: Cache, budget: int | None, seed: int) ->
         cache.measure(props)
         for c in props:
             h = cache.space.config_hash(c)
+            if h not in cache.rec:  # dropped at the deadline
+                cut_by_deadline = True
+                continue
             r = cache.rec[h]
             dup = h in seen
             seen[h] = r["value"]
@@ -125,6 +238,7 @@ def run_strategy(technique: Any, cache: Cache, budget: int | None, seed: int) ->
                                     technique=getattr(technique, "name", "?"), duplicate=dup, evaluation=len(seen)))
     recs = [cache.rec[h] for h in seen]
     return {"best": best, "best_config": best_cfg, "configs": len(seen),
+            "truncated": cut_by_deadline or not technique.done, "deadline": cut_by_deadline,
             "compiled": sum(1 for r in recs if r["compiled"]),
             "compile_s": sum(r["compile_s"] for r in recs), "run_s": sum(r["run_s"] for r in recs),
             "ok": sum(1 for r in recs if math.isfinite(r["value"]))}
@@ -153,10 +267,20 @@ def measure(args: argparse.Namespace) -> int:
     else:
         benches = stratified_subset(args.benchmarks, seed=args.subset_seed)
     strategies = args.strategies.split(",")
+    loadings = args.loadings.split(",")
+    builder = ProcBuilder(be, args.build_procs) if args.build_procs > 0 else None
+    model_rows = None
+    if any(s.endswith("+RF") for s in strategies):
+        from techniques.garvey.predictor import read_model_file
+
+        model_rows = read_model_file(args.model)["rows"]
+    walls: list[float] = []
     for b in benches:
         elapsed = time.perf_counter() - t_start
-        if elapsed > args.time_limit:
-            print(f"time limit reached after {elapsed:.0f} s; stopping before {b.name}", flush=True)
+        est = max(walls, default=0.0)
+        if elapsed + est > args.time_limit:
+            print(f"time limit: {elapsed:.0f} s gone, a benchmark took up to {est:.0f} s; stopping before {b.name}",
+                  flush=True)
             break
         t0 = time.perf_counter()
         st = b.stencil(args.size)
@@ -164,21 +288,34 @@ def measure(args: argparse.Namespace) -> int:
         hints = garvey_hints(st)
         runner = OpenCLStencilRunner(st, be, limits=False, image_layout="2d", warmup=1, repeats=3,
                                      statistic="mean", sample=args.verify_sample)
-        cache = Cache(runner, space, args.threads, args.max_launch)
+        cache = Cache(runner, space, args.threads, args.max_launch, builder=builder,
+                      deadline=t_start + args.hard_limit)
         res: dict[str, Any] = {"benchmark": b.name, "features": b.features(), "size": args.size, "device": dev,
-                               "strategies": {}}
+                               "cap": args.cap, "repeats": args.repeats, "strategies": {}}
         for s in strategies:
             if time.perf_counter() - t_start > args.hard_limit:
                 print(f"  hard limit: {s} and later strategies skipped", flush=True)
+                res["incomplete"] = True
                 break
             ts = time.perf_counter()
             if s in HEURISTICS:
-                for ld in LOADINGS:
+                for ld in loadings:
                     t = create_technique("garvey", seed=args.seed, heuristic=s, loading=ld, hints=hints,
                                          repeats=args.repeats)
-                    res["strategies"][f"{s}:{ld}"] = run_strategy(t, cache, None, args.seed)
+                    res["strategies"][f"{s}:{ld}"] = run_strategy(t, cache, args.cap, args.seed)
                     print(f"    {s}:{ld} {res['strategies'][f'{s}:{ld}']['configs']} configurations, "
                           f"{time.perf_counter() - ts:.0f} s", flush=True)
+            elif s.endswith("+RF") and s[:-3] in HEURISTICS:
+                from techniques.garvey.predictor import LoadingPredictor
+
+                h = s[:-3]
+                train = [r for r in model_rows or [] if r.get("name") != b.name]  # never the kernel itself
+                key = h if any(h in r["times"] for r in train) else "hybrid"
+                ld = LoadingPredictor(seed=1).fit(train, key).predict(b.features())
+                t = create_technique("garvey", seed=args.seed, heuristic=h, loading=ld, hints=hints,
+                                     repeats=args.repeats)
+                res["strategies"][s] = {**run_strategy(t, cache, args.cap, args.seed), "loading": ld,
+                                        "model_heuristic": key, "model_kernels": len(train)}
             elif s == "Rand":
                 res["strategies"]["Rand"] = run_strategy(create_technique("GarveyRand", seed=args.seed,
                                                                           samples=args.rand_samples),
@@ -187,19 +324,25 @@ def measure(args: argparse.Namespace) -> int:
                 res["strategies"]["Exhaustive"] = run_strategy(create_technique("ExpS", seed=args.seed, rules=False),
                                                                cache, None, args.seed)
             elif s == "ExpS":
-                res["strategies"]["ExpS"] = run_strategy(create_technique("ExpS", seed=args.seed), cache, None,
+                res["strategies"]["ExpS"] = run_strategy(create_technique("ExpS", seed=args.seed), cache, args.cap,
                                                          args.seed)
             else:
                 res["strategies"][s] = run_strategy(create_technique(s, seed=args.seed), cache, args.budget,
                                                     args.seed)
+            if any(v.get("deadline") for v in res["strategies"].values()):
+                res["incomplete"] = True
+            comp = [r for r in cache.rec.values() if r["compiled"]]
             print(f"  {b.name} {s}: {time.perf_counter() - ts:.1f} s, cache {len(cache.rec)} "
-                  f"({sum(1 for r in cache.rec.values() if r['compiled'])} compiled)", flush=True)
+                  f"({len(comp)} compiled, {sum(r['compile_s'] for r in comp):.0f} build s)", flush=True)
             res["unique_measured"] = len(cache.rec)
+            res["compiled"] = len(comp)
             res["wall_s"] = time.perf_counter() - t0
             save(res)  # partial: a killed run keeps what it measured
         done.append(res)
         save(None)
-        print(f"{b.name}: {len(cache.rec)} configurations in {res['wall_s']:.1f} s", flush=True)
+        walls.append(res.get("wall_s", time.perf_counter() - t0))
+        print(f"{b.name}: {len(cache.rec)} configurations in {walls[-1]:.1f} s "
+              f"(elapsed {time.perf_counter() - t_start:.0f} s)", flush=True)
     return 0
 
 
@@ -220,7 +363,11 @@ def rows_of(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def table(args: argparse.Namespace) -> int:
     from techniques.garvey.predictor import best_loading, leave_one_out
 
-    results = [r for r in json.loads(Path(args.results).read_text()) if "Rand" in r["strategies"]]
+    allres = json.loads(Path(args.results).read_text())
+    results = [r for r in allres if "Rand" in r["strategies"] and not r.get("incomplete")]
+    if len(results) < len(allres):
+        print(f"left out (no Rand, or stopped by the deadline): "
+              f"{', '.join(r['benchmark'] for r in allres if r not in results)}")
     if not results:
         print("no benchmark with Rand in", args.results)
         return 1
@@ -235,6 +382,8 @@ def table(args: argparse.Namespace) -> int:
         s = r["strategies"]
         row: dict[str, dict[str, Any] | None] = {"ExpS": s.get("ExpS"), "Rand": s.get("Rand")}
         for h in HEURISTICS:
+            if f"{h}+RF" in s:  # measured directly with the loading a model without this kernel predicted
+                row[f"{h} + RF"] = s[f"{h}+RF"]
             runs = {ld: s[f"{h}:{ld}"] for ld in LOADINGS if f"{h}:{ld}" in s}
             if len(runs) < len(LOADINGS):
                 continue
@@ -242,7 +391,7 @@ def table(args: argparse.Namespace) -> int:
             row[f"Oracle {h}"] = {"best": runs[best_ld]["best"],
                                   **{k: sum(v[k] for v in runs.values()) for k in ("configs", "compiled",
                                                                                    "compile_s", "run_s")}}
-            if loo.get(h):
+            if loo.get(h) and f"{h} + RF" not in row:
                 p = loo[h]["predictions"][i]["predicted"]
                 row[f"{h} + RF"] = runs[p]
             for ld in LOADINGS:
@@ -252,6 +401,9 @@ def table(args: argparse.Namespace) -> int:
                 row[extra] = s[extra]
         for k, v in row.items():
             approaches.setdefault(k, []).append(v)
+        for k in approaches:
+            if k not in row:
+                approaches[k].append(None)
     n = len(results)
     main = ["ExpS", "Rand"] + [f"Oracle {h}" for h in HEURISTICS] + [f"{h} + RF" for h in HEURISTICS] + \
         ["default", "AUCBandit", "Exhaustive"]
@@ -326,6 +478,14 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--subset-seed", type=int, default=0)
     m.add_argument("--strategies", default="hybrid,dims,opts,Rand,ExpS,default,AUCBandit")
     m.add_argument("--repeats", type=int, default=2, help="the heuristics' n (paper: 2)")
+    m.add_argument("--loadings", default=",".join(LOADINGS), help="loadings the heuristics run with (all four: "
+                   "the oracles and the predictor's labels)")
+    m.add_argument("--cap", type=int, default=None,
+                   help="at most this many unique configurations per heuristic run (ours; the paper has no cap)")
+    m.add_argument("--model", help="loading-model file for the '<heuristic>+RF' strategies (default: the shipped "
+                   "one); the benchmark's own row is left out before fitting")
+    m.add_argument("--build-procs", type=int, default=0,
+                   help="build kernels in this many worker processes (0: --threads threads in this process)")
     m.add_argument("--rand-samples", type=int, default=1000)
     m.add_argument("--budget", type=int, default=300, help="unique configurations for default / AUCBandit")
     m.add_argument("--threads", type=int, default=8, help="parallel kernel builds")
@@ -333,8 +493,8 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--max-launch", type=float, default=None,
                    help="a kernel slower than this (s) on its first launch is not repeated (ours, not the paper's)")
-    m.add_argument("--time-limit", type=float, default=1e9, help="start no new benchmark after this many s")
-    m.add_argument("--hard-limit", type=float, default=1e9, help="start no new strategy after this many s")
+    m.add_argument("--time-limit", type=float, default=1e9, help="start no new benchmark unless it fits in this many s (judged by the longest benchmark so far)")
+    m.add_argument("--hard-limit", type=float, default=1e9, help="start no new strategy, and drop unfinished builds, after this many s")
     m.add_argument("--out", required=True, help="JSON file (a list, one entry per benchmark; appended to)")
     t = sub.add_parser("table")
     t.add_argument("results", help="the JSON file 'measure' wrote")

@@ -42,17 +42,19 @@ def main(argv: list[str] | None = None) -> int:
     fx.add_argument("--names", required=True)
     fx.add_argument("--size", type=int, default=16)
     fx.add_argument("--out", required=True)
-    a = ap.parse_args(argv)
+    a, extra = ap.parse_known_args(argv)
+    if extra and a.cmd != "measure":
+        ap.error(f"unrecognized arguments: {' '.join(extra)}")
     if a.cmd == "fixture":
         return fixture(a)
     from scripts.bench_garvey import HEURISTICS, rows_of
     from scripts.bench_garvey import main as bench_main
 
     if a.cmd == "measure":
-        return bench_main(["measure", "--strategies", ",".join(HEURISTICS), *a.rest])
+        return bench_main(["measure", "--strategies", ",".join(HEURISTICS), *extra, *a.rest])
     from techniques.garvey.predictor import LoadingPredictor, leave_one_out
 
-    results = [r for p in a.results for r in json.loads(Path(p).read_text())]
+    results = [r for p in a.results for r in json.loads(Path(p).read_text()) if not r.get("incomplete")]
     rows = [r for r in rows_of(results) if r["times"]]
     for h in HEURISTICS:
         if sum(1 for r in rows if h in r["times"]) >= 2:
