@@ -81,16 +81,15 @@ def nvcc_available(nvcc: str = "nvcc") -> bool:
 
 def parse_ptxas(log: str) -> dict[str, int]:
     """Registers, spills and shared memory from ``-Xptxas -v`` output."""
+    # several kernels in one source (kernel fission): the largest registers and shared memory, the summed spills
     out = {"registers": -1, "spill_stores": 0, "spill_loads": 0, "smem_bytes": 0}
-    m = re.search(r"Used (\d+) registers", log)
-    if m:
-        out["registers"] = int(m.group(1))
-    m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
-    if m:
-        out["spill_stores"], out["spill_loads"] = int(m.group(1)), int(m.group(2))
-    m = re.search(r"(\d+) bytes smem", log)
-    if m:
-        out["smem_bytes"] = int(m.group(1))
+    for m in re.finditer(r"Used (\d+) registers", log):
+        out["registers"] = max(out["registers"], int(m.group(1)))
+    for m in re.finditer(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log):
+        out["spill_stores"] += int(m.group(1))
+        out["spill_loads"] += int(m.group(2))
+    for m in re.finditer(r"(\d+) bytes smem", log):
+        out["smem_bytes"] = max(out["smem_bytes"], int(m.group(1)))
     return out
 
 
@@ -229,12 +228,15 @@ class CudaBackend:
         mod = self._drv.module_from_buffer(build.cubin)
         return mod, mod.get_function(kernel_name)
 
-    def run(self, build: CudaBuild, kernel_name: str, *, grid: tuple[int, int, int], block: tuple[int, int, int],
+    def run(self, build: CudaBuild, kernel_name: str | Sequence[str], *, grid: tuple[int, int, int],
+            block: tuple[int, int, int],
             args: Sequence[Any], constants: Mapping[str, np.ndarray] | None = None,
             verify: Callable[[], Verdict] | None = None, before: Callable[[], None] | None = None,
             warmup: int = 1, repeats: int = 5, discard_first: int = 0, statistic: str = "median") -> Result:
         """Launch, time and check one kernel; returns a typed ``Result``.
 
+        ``kernel_name``: one kernel, or several (kernel fission) launched in
+        order with the same arguments and geometry and timed together.
         ``args``: device allocations or NumPy scalars in kernel order.
         ``before``: called once before the first launch (e.g. zero the outputs).
         ``verify``: called after the timed runs; a failed verdict makes the
@@ -242,15 +244,18 @@ class CudaBackend:
         """
         drv = self._drv
         metrics = build.metrics()
+        kernel_names = [kernel_name] if isinstance(kernel_name, str) else list(kernel_name)
         try:
-            mod, fn = self.load(build, kernel_name)
+            mod, _ = self.load(build, kernel_names[0])
+            fns = [mod.get_function(k) for k in kernel_names]
         except drv.Error as exc:
             return Result(state="FAILED", reason=f"load: {exc}", metrics=metrics)
         threads = block[0] * block[1] * block[2]
-        max_threads = fn.get_attribute(drv.function_attribute.MAX_THREADS_PER_BLOCK)
-        if threads > max_threads:
-            return Result(state="FAILED", metrics=metrics,
-                          reason=f"refused: {threads} threads per block > {max_threads} allowed for this kernel")
+        for fn in fns:
+            max_threads = fn.get_attribute(drv.function_attribute.MAX_THREADS_PER_BLOCK)
+            if threads > max_threads:
+                return Result(state="FAILED", metrics=metrics,
+                              reason=f"refused: {threads} threads per block > {max_threads} allowed for this kernel")
         for name, values in (constants or {}).items():
             ptr, size = mod.get_global(name)
             host = np.ascontiguousarray(values)
@@ -265,7 +270,8 @@ class CudaBackend:
         def once() -> tuple[float, float]:
             t0 = time.perf_counter()
             start.record()
-            fn(*args, grid=grid, block=block)
+            for fn in fns:
+                fn(*args, grid=grid, block=block)
             end.record()
             end.synchronize()
             ctx.synchronize()

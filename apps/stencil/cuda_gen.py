@@ -50,7 +50,7 @@ Table 2c).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from apps.stencil.expr import Access, Bin, Coef, Const, Expr, Line, Neg, render
@@ -62,7 +62,9 @@ __all__ = [
     "cuda_baseline",
     "cuda_is_legal",
     "cuda_retimable",
+    "cuda_space_rules",
     "cuda_why_illegal",
+    "fission_groups",
     "generate_cuda",
 ]
 
@@ -86,14 +88,20 @@ CUDA_PARAMS: dict[str, list[Any]] = {
     "retime": [False, True],
     "minb": [1, 2, 4, 8, 16, 32],
     "stcs": [False, True],
+    "maxrreg": [0, 32, 40, 48, 64, 80, 96, 128, 168],
+    "fis": [1, 2, 3, 4, 5],
+    "cse": [False, True],
 }
+
+#: registers per SM (sm_80/sm_90): a -maxrregcount cap must let one block of the block size fit
+REGS_PER_SM = 65536
 
 
 def cuda_baseline() -> dict[str, Any]:
     """The untuned reference point: one point per thread, 32x4x1 blocks, global memory."""
     return {"bx": 32, "by": 4, "bz": 1, "sd": "none", "sb": 1, "uf": 1, "bmx": 1, "bmy": 1, "bmz": 1,
             "cmx": 1, "cmy": 1, "cmz": 1, "smem": False, "coef": "global", "prefetch": False, "retime": False,
-            "minb": 1, "stcs": False}
+            "minb": 1, "stcs": False, "maxrreg": 0, "fis": 1, "cse": False}
 
 
 def cuda_retimable(st: Stencil) -> bool:
@@ -127,6 +135,13 @@ def cuda_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
         return f"bx*by*bz={threads} must be within [32, 1024]"
     if threads * c["minb"] > MAX_THREADS_PER_SM:
         return f"minb={c['minb']} blocks of {threads} threads exceed {MAX_THREADS_PER_SM} threads per SM"
+    if c["maxrreg"]:
+        if c["minb"] != 1:
+            return "maxrreg needs minb=1 (nvcc ignores -maxrregcount for a kernel with launch bounds)"
+        if threads * c["maxrreg"] > REGS_PER_SM:
+            return f"maxrreg={c['maxrreg']} registers x {threads} threads exceed {REGS_PER_SM} per SM"
+    if c["fis"] > len(st.outputs):
+        return f"fis={c['fis']} kernels for {len(st.outputs)} output(s): use fis <= {len(st.outputs)}"
     if c["bmx"] * c["bmy"] * c["bmz"] * c["cmx"] * c["cmy"] * c["cmz"] > 8:
         return "merging factors multiply to more than 8 points per thread"
     if nx % (c["bx"] * c["bmx"] * c["cmx"]) or ny % (c["by"] * c["bmy"] * c["cmy"]):
@@ -145,11 +160,45 @@ def cuda_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
             return f"shared-memory tiles need {_smem_bytes(st, c)} bytes > {SMEM_LIMIT}"
         if c["retime"] and (c["smem"] or c["prefetch"] or not cuda_retimable(st)):
             return "retime applies to retimable stencils without smem or prefetch"
+        if c["retime"] and c["cse"]:
+            return "cse does not apply to retimed kernels (each term group is rendered once)"
     return None
 
 
 def cuda_is_legal(st: Stencil, c: Mapping[str, Any]) -> bool:
     return cuda_why_illegal(st, c) is None
+
+
+def cuda_space_rules(st: Stencil) -> list[tuple[str, str]]:
+    """(expression, name) rules of the register-control and fission parameters, for ``cuda_space``.
+
+    Kept here, beside ``cuda_why_illegal``, so that the parameters' two
+    statements of the rules are written side by side.
+    """
+    return [("maxrreg == 0 or minb == 1", "maxrreg without launch bounds"),
+            (f"maxrreg == 0 or bx * by * bz * maxrreg <= {REGS_PER_SM}", "register cap fits one block"),
+            (f"fis <= {len(st.outputs)}", "fission kernels <= outputs"),
+            ("not (retime and cse)", "cse not with retiming")]
+
+
+def fission_groups(st: Stencil, fis: int) -> list[tuple[tuple[str, Expr], ...]]:
+    """The outputs split into ``fis`` consecutive groups of near-equal size (larger groups first)."""
+    outs = list(st.outputs)
+    n = len(outs)
+    sizes = [n // fis + (1 if i < n % fis else 0) for i in range(fis)]
+    groups, at = [], 0
+    for k in sizes:
+        groups.append(tuple(outs[at:at + k]))
+        at += k
+    return groups
+
+
+def _sub_stencil(st: Stencil, group: tuple[tuple[str, Expr], ...]) -> Stencil:
+    """``st`` restricted to the outputs of ``group`` and the inputs they read (same layout and halo)."""
+    used: set[str] = set()
+    for _, e in group:
+        used |= {a.array for a in _accs(e)}
+    return replace(st, outputs=tuple(group), inputs=tuple(a for a in st.inputs if a in used))
 
 
 @dataclass(frozen=True)
@@ -163,6 +212,12 @@ class CudaKernelSpec:
     args: tuple[str, ...]        # array names in kernel-argument order (inputs, lines, outputs, "coefg")
     outputs: tuple[str, ...]
     constants: dict              # __constant__ symbol -> values
+    names: tuple[str, ...] = ()  # every kernel of the source, launched in this order (fission: several)
+    options: tuple[str, ...] = ()  # extra nvcc options (-maxrregcount)
+
+    @property
+    def kernels(self) -> tuple[str, ...]:
+        return self.names or (self.name,)
 
 
 # ---------------------------------------------------------------------------
@@ -228,18 +283,127 @@ def _store(c: Mapping[str, Any], out: str, off: int | str, value: str) -> str:
     return f"p_{out}[{off}] = {value};"
 
 
+class _Renderer:
+    """Renders the output statements of one kernel body.
+
+    ``keep=False`` (``cse`` off) writes every formula inline and leaves common
+    subexpressions to nvcc, which may recompute or keep them as its register
+    allocator sees fit.  ``keep=True`` (``cse`` on) names every subexpression
+    that occurs more than once in the body (across outputs and merged points)
+    as a ``const`` temporary computed once before the stores, which keeps it
+    live in a register: the two ends of the recompute-vs-keep trade-off of
+    register pressure.
+    """
+
+    def __init__(self, ctype: str, keep: bool, prefix: str) -> None:
+        self.T = ctype
+        self.keep = keep
+        self.prefix = prefix
+
+    def statements(self, items: list[tuple[Any, Expr, Any]]) -> list[str]:
+        """``items``: (store(value) -> statement, formula, leaf renderer); the temporaries come first."""
+        if not self.keep:
+            return [store(render(e, leaf)) for store, e, leaf in items]
+        counts: dict[str, int] = {}
+        reads: dict[Expr, bool] = {}
+
+        def reads_arrays(e: Expr) -> bool:
+            if e not in reads:
+                if isinstance(e, (Access, Line)):
+                    reads[e] = True
+                elif isinstance(e, Bin):
+                    reads[e] = reads_arrays(e.a) or reads_arrays(e.b)
+                elif isinstance(e, Neg):
+                    reads[e] = reads_arrays(e.a)
+                else:
+                    reads[e] = False
+            return reads[e]
+
+        def full(e: Expr, leaf: Any, count: bool) -> str:
+            if isinstance(e, Bin):
+                s = f"({full(e.a, leaf, count)} {e.op} {full(e.b, leaf, count)})"
+            elif isinstance(e, Neg):
+                s = f"(-{full(e.a, leaf, count)})"
+            else:
+                return render(e, leaf)
+            if count and reads_arrays(e):
+                counts[s] = counts.get(s, 0) + 1
+            return s
+
+        for _, e, leaf in items:
+            full(e, leaf, True)
+        temps: dict[str, str] = {}
+        decls: list[str] = []
+
+        def emit(e: Expr, leaf: Any) -> tuple[str, str]:
+            if isinstance(e, Bin):
+                fa, ea = emit(e.a, leaf)
+                fb, eb = emit(e.b, leaf)
+                f, out = f"({fa} {e.op} {fb})", f"({ea} {e.op} {eb})"
+            elif isinstance(e, Neg):
+                fa, ea = emit(e.a, leaf)
+                f, out = f"(-{fa})", f"(-{ea})"
+            else:
+                s = render(e, leaf)
+                return s, s
+            if counts.get(f, 0) >= 2:
+                if f not in temps:
+                    temps[f] = f"{self.prefix}{len(temps)}"
+                    decls.append(f"const {self.T} {temps[f]} = {out};")
+                return f, temps[f]
+            return f, out
+
+        stores = [store(emit(e, leaf)[1]) for store, e, leaf in items]
+        return decls + stores
+
+
 def generate_cuda(st: Stencil, c: Mapping[str, Any]) -> CudaKernelSpec:
-    """Source and launch geometry of configuration ``c``; raises ValueError when illegal."""
+    """Source and launch geometry of configuration ``c``; raises ValueError when illegal.
+
+    With ``fis > 1`` (kernel fission) the source holds one kernel per group of
+    outputs (``fission_groups``), all with the same parameter list; each reads
+    only the inputs its outputs need, once per kernel, and they are launched
+    one after the other on the same grid.
+    """
     why = cuda_why_illegal(st, c)
     if why:
         raise ValueError(f"illegal CUDA configuration for {st.name}: {why}")
     T = st.ctype
     nz, ny, nx = st.shape
-    hz, hy, hx = st.halo
     pz, py, px = st.padded_shape
-    PX, PZ = px, py * px
     if pz * py * px >= 2**31:
         raise ValueError(f"grid {st.shape} too large for 32-bit indexing; use a smaller size")
+    tile_x = c["bx"] * c["bmx"] * c["cmx"]
+    tile_y = c["by"] * c["bmy"] * c["cmy"]
+    ncoef = max(1, len(st.coefs))
+    params = [f"const {T} * __restrict__ {a}" for a in st.inputs]
+    params += [f"const {T} * __restrict__ {a}" for a, _ in st.line_arrays]
+    params += [f"{T} * __restrict__ {o}" for o, _ in st.outputs]
+    params += [f"const {T} * __restrict__ coefg"]
+    groups = fission_groups(st, c["fis"])
+    names = [KERNEL_NAME] if len(groups) == 1 else [f"{KERNEL_NAME}_{i}" for i in range(len(groups))]
+    L: list[str] = [f"// generated for {st.name}: {dict(c)}"]
+    if c["coef"] == "constant":
+        L.append(f"__constant__ {T} c_coef[{ncoef}];")
+    for name, group in zip(names, groups):
+        L.extend(_kernel(_sub_stencil(st, group), c, name, params))
+    if c["sd"] == "z":
+        grid = (nx // tile_x, ny // tile_y, c["sb"])
+    else:
+        grid = (nx // tile_x, ny // tile_y, nz // (c["bz"] * c["bmz"] * c["cmz"]))
+    args = tuple(st.inputs) + tuple(a for a, _ in st.line_arrays) + tuple(o for o, _ in st.outputs) + ("coefg",)
+    consts = {"c_coef": list(st.coefs) or [0.0]} if c["coef"] == "constant" else {}
+    options = (f"-maxrregcount={c['maxrreg']}",) if c["maxrreg"] else ()
+    return CudaKernelSpec("\n".join(L) + "\n", names[0], grid, (c["bx"], c["by"], c["bz"]), args,
+                          tuple(o for o, _ in st.outputs), consts, tuple(names), options)
+
+
+def _kernel(st: Stencil, c: Mapping[str, Any], name: str, params: list[str]) -> list[str]:
+    """One kernel computing every output of ``st`` (a fission group's sub-stencil, or the whole stencil)."""
+    T = st.ctype
+    hz, hy, hx = st.halo
+    _, py, px = st.padded_shape
+    PX, PZ = px, py * px
     bx, by, bz = c["bx"], c["by"], c["bz"]
     tile_x = bx * c["bmx"] * c["cmx"]
     tile_y = by * c["bmy"] * c["cmy"]
@@ -250,23 +414,17 @@ def generate_cuda(st: Stencil, c: Mapping[str, Any]) -> CudaKernelSpec:
            for cy in range(c["cmy"]) for my in range(c["bmy"])
            for cx in range(c["cmx"]) for mx in range(c["bmx"])]
 
-    ncoef = max(1, len(st.coefs))
-
     def coef_leaf(e: Coef) -> str:
         if c["coef"] == "literal":
             return _lit(st.coefs[e.index])
         return f"c_coef[{e.index}]" if c["coef"] == "constant" else f"__ldg(&coefg[{e.index}])"
 
-    params = [f"const {T} * __restrict__ {a}" for a in st.inputs]
-    params += [f"const {T} * __restrict__ {a}" for a, _ in st.line_arrays]
-    params += [f"{T} * __restrict__ {o}" for o, _ in st.outputs]
-    params += [f"const {T} * __restrict__ coefg"]
     L: list[str] = []
-    L.append(f"// generated for {st.name}: {dict(c)}")
-    if c["coef"] == "constant":
-        L.append(f"__constant__ {T} c_coef[{ncoef}];")
-    L.append(f'extern "C" __global__ void __launch_bounds__({bx * by * bz}, {c["minb"]})')
-    L.append(f"{KERNEL_NAME}({', '.join(params)})")
+    if c["maxrreg"]:  # no launch bounds: nvcc ignores -maxrregcount for a kernel that has them
+        L.append('extern "C" __global__ void')
+    else:
+        L.append(f'extern "C" __global__ void __launch_bounds__({bx * by * bz}, {c["minb"]})')
+    L.append(f"{name}({', '.join(params)})")
     L.append("{")
     L.append(f"  const int X0 = blockIdx.x * {tile_x} + threadIdx.x * {c['bmx']};")
     L.append(f"  const int Y0 = blockIdx.y * {tile_y} + threadIdx.y * {c['bmy']};")
@@ -278,6 +436,7 @@ def generate_cuda(st: Stencil, c: Mapping[str, Any]) -> CudaKernelSpec:
             return f"__ldg(&{e.array}[Y0 + {oy + hy + e.d}])"
         return f"__ldg(&{e.array}[{z_expr} + {hz + e.d}])"
 
+    rend = _Renderer(T, c["cse"], "t")
     if not stream:
         L.append(f"  const int Z0 = blockIdx.z * {bz * c['bmz'] * c['cmz']} + threadIdx.z * {c['bmz']};")
         L.append(f"  const int base = ((Z0 + {hz}) * {py} + (Y0 + {hy})) * {px} + X0 + {st.x0};")
@@ -293,6 +452,7 @@ def generate_cuda(st: Stencil, c: Mapping[str, Any]) -> CudaKernelSpec:
                         off = key[1] * PZ + key[2] * PX + key[3]
                         loads.append(f"  const {T} {names[key]} = {_load(a.array, off)};")
         L.extend(loads)
+        items = []
         for (oz, oy, ox) in pts:
             def leaf(e: Expr, oz: int = oz, oy: int = oy, ox: int = ox) -> str:
                 if isinstance(e, Access):
@@ -301,25 +461,18 @@ def generate_cuda(st: Stencil, c: Mapping[str, Any]) -> CudaKernelSpec:
                     return line_leaf(e, f"(Z0 + {oz})", oy, ox)
                 return coef_leaf(e)  # type: ignore[arg-type]
             for o, e in st.outputs:
-                L.append("  " + _store(c, o, oz * PZ + oy * PX + ox, render(e, leaf)))
-        L.append("}")
-        grid = (nx // tile_x, ny // tile_y, nz // (bz * c["bmz"] * c["cmz"]))
+                items.append((lambda v, o=o, off=oz * PZ + oy * PX + ox: _store(c, o, off, v), e, leaf))
+        L.extend("  " + s for s in rend.statements(items))
     elif c["retime"]:
         L.extend(_retimed_body(st, c, pts, coef_leaf, line_leaf))
-        L.append("}")
-        grid = (nx // tile_x, ny // tile_y, c["sb"])
     else:
-        L.extend(_streaming_body(st, c, pts, coef_leaf, line_leaf))
-        L.append("}")
-        grid = (nx // tile_x, ny // tile_y, c["sb"])
-    args = tuple(st.inputs) + tuple(a for a, _ in st.line_arrays) + tuple(o for o, _ in st.outputs) + ("coefg",)
-    consts = {"c_coef": list(st.coefs) or [0.0]} if c["coef"] == "constant" else {}
-    return CudaKernelSpec("\n".join(L) + "\n", KERNEL_NAME, grid, (bx, by, bz), args,
-                          tuple(o for o, _ in st.outputs), consts)
+        L.extend(_streaming_body(st, c, pts, coef_leaf, line_leaf, rend))
+    L.append("}")
+    return L
 
 
 def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int, int]], coef_leaf: Any,
-                    line_leaf: Any) -> list[str]:
+                    line_leaf: Any, rend: _Renderer) -> list[str]:
     T = st.ctype
     nz = st.shape[0]
     hz, hy, hx = st.halo
@@ -450,6 +603,7 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
         for arr in sorted(staged):
             L.extend("  " + s for s in tile_load(arr, arr_hi[arr] + 1, "reg"))
         L.append("    }")
+    items = []
     for (_, oy, ox) in pts:
         def leaf(e: Expr, oy: int = oy, ox: int = ox) -> str:
             if isinstance(e, Access):
@@ -459,7 +613,8 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
                 return line_leaf(e, "(zs + z)", oy, ox)
             return coef_leaf(e)
         for o, e in st.outputs:
-            L.append("    " + _store(c, o, oy * PX + ox, render(e, leaf)))
+            items.append((lambda v, o=o, off=oy * PX + ox: _store(c, o, off, v), e, leaf))
+    L.extend("    " + s for s in rend.statements(items))
     for k in keys:
         lo, hi = cols[k]
         for t in range(hi - lo):

@@ -192,7 +192,7 @@ class CudaStencilRunner(_Base):
         except ValueError as exc:
             return Result(state="FAILED", reason=f"illegal: {exc}")
         try:
-            build = compile_cuda(k.source, arch=self.backend.arch, timeout=self.compile_timeout)
+            build = compile_cuda(k.source, arch=self.backend.arch, options=k.options, timeout=self.compile_timeout)
         except CudaBuildError as exc:
             return Result(state="FAILED", reason=f"build: {exc}")
         return k, build
@@ -205,7 +205,7 @@ class CudaStencilRunner(_Base):
         self.last_build = build
         consts = {n: np.asarray(v, self.st.dtype) for n, v in k.constants.items()}
         with self.backend.active():
-            return self.backend.run(build, k.name, grid=k.grid, block=k.block, args=[self.bufs[a] for a in k.args],
+            return self.backend.run(build, k.kernels, grid=k.grid, block=k.block, args=[self.bufs[a] for a in k.args],
                                     constants=consts, before=self._zero_outputs,
                                     verify=lambda: self._verify(self.backend, self.bufs), **self.timing)
 

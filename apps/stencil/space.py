@@ -25,7 +25,7 @@ OPENCL_PRESETS = ("paper", "extended")
 def _param(name: str, values: list[Any]) -> Any:
     if all(isinstance(v, bool) for v in values) and len(values) == 2:
         return Boolean(name)
-    if all(isinstance(v, int) and not isinstance(v, bool) for v in values) and values == \
+    if all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values) and values == \
             [1 << i for i in range(values[0].bit_length() - 1, values[-1].bit_length())]:
         return PowerOfTwo(name, values[0], values[-1])
     return Enum(name, values)
@@ -54,6 +54,8 @@ def cuda_space(st: Stencil) -> SearchSpace:
         s.require("not retime or (not smem and not prefetch)", name="retiming alone")
     else:
         s.require("not retime", name="retiming needs single-plane terms")
+    for expr, name in cuda_gen.cuda_space_rules(st):  # register control, fission, cse (issue 17)
+        s.require(expr, name=name)
     return s
 
 

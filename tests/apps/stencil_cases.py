@@ -24,6 +24,17 @@ CUDA_OPTS: dict[str, dict[str, Any]] = {
     "stcs": {"stcs": True, "bx": 16, "by": 2, "bz": 2, "cmy": 2},
     "stream_stcs": {"sd": "z", "sb": 4, "uf": 2, "prefetch": True, "stcs": True, "cmy": 2},
     "retime_stcs": {"sd": "z", "sb": 2, "retime": True, "stcs": True, "bx": 32, "by": 1, "cmy": 2},
+    # issue 17: register-pressure control, kernel fission, kept common subexpressions
+    "minb": {"minb": 8},
+    "maxrreg": {"maxrreg": 64},
+    "maxrreg_stream": {"sd": "z", "sb": 4, "prefetch": True, "maxrreg": 96},
+    "cse": {"cse": True, "bx": 16, "bmx": 2},
+    "cse_stream": {"sd": "z", "sb": 2, "uf": 2, "cse": True, "cmy": 2},
+    "cse_smem": {"sd": "z", "sb": 2, "smem": True, "cse": True},
+    "fission_2": {"fis": 2},
+    "fission_3_stream": {"fis": 3, "sd": "z", "sb": 2, "cse": True, "maxrreg": 128},
+    "fission_5_stream": {"fis": 5, "sd": "z", "sb": 4, "prefetch": True, "bx": 16, "bmx": 2},
+    "fission_5_retime": {"fis": 5, "sd": "z", "sb": 2, "retime": True},
 }
 
 OPENCL_OPTS: dict[str, dict[str, Any]] = {
@@ -42,6 +53,17 @@ OPENCL_OPTS: dict[str, dict[str, Any]] = {
 
 def cuda_config(name: str) -> dict[str, Any]:
     return {**cuda_baseline(), **CUDA_OPTS[name]}
+
+
+def cuda_case_applies(opt: str, st: Any) -> bool:
+    """Whether option set ``opt`` exists for stencil ``st``: retiming needs single-plane terms,
+    fission into k kernels needs at least k outputs."""
+    from apps.stencil.cuda_gen import cuda_retimable
+
+    c = cuda_config(opt)
+    if c["retime"] and not cuda_retimable(st):
+        return False
+    return bool(c["fis"] <= len(st.outputs))
 
 
 def opencl_config(name: str) -> dict[str, Any]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from apps.stencil.cstuner import CSTUNER_STENCILS, cstuner_stencil
-from apps.stencil.cuda_gen import cuda_retimable, generate_cuda
+from apps.stencil.cuda_gen import generate_cuda
 from measurement.cuda import compile_cuda, nvcc_available
-from tests.apps.stencil_cases import CUDA_OPTS, cuda_config
+from tests.apps.stencil_cases import CUDA_OPTS, cuda_case_applies, cuda_config
 
 pytestmark = pytest.mark.cuda
 needs_nvcc = pytest.mark.skipif(not nvcc_available(), reason="nvcc not installed")
@@ -26,13 +26,13 @@ def _cases(all_stencils: bool) -> list[tuple[str, str]]:
     names = CSTUNER_STENCILS if all_stencils else ("j3d7pt",)
     out = []
     for n in names:
-        retimable = cuda_retimable(cstuner_stencil(n, 32))
-        out += [(n, o) for o in CUDA_OPTS if not o.startswith("retime") or retimable]
+        st = cstuner_stencil(n, 32)
+        out += [(n, o) for o in CUDA_OPTS if cuda_case_applies(o, st)]
     return out
 
 
 @needs_nvcc
-@pytest.mark.parametrize("opt", list(CUDA_OPTS))
+@pytest.mark.parametrize("opt", [o for _, o in _cases(False)])
 def test_every_optimisation_compiles_for_j3d7pt(opt: str) -> None:
     st = cstuner_stencil("j3d7pt", 32)
     k = generate_cuda(st, cuda_config(opt))
