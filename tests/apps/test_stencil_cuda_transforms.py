@@ -14,7 +14,12 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from apps.stencil.cstuner import CSTUNER_STENCILS, cstuner_stencil
-from apps.stencil.cuda_gen import cuda_baseline, cuda_why_illegal, fission_groups, generate_cuda
+from apps.stencil.cuda_gen import (
+    cuda_baseline,
+    cuda_why_illegal,
+    fission_groups,
+    generate_cuda,
+)
 from apps.stencil.space import cuda_space
 from measurement.cuda import compile_cuda, nvcc_available, parse_ptxas
 from tests.apps.stencil_cases import CUDA_OPTS, cuda_case_applies, cuda_config

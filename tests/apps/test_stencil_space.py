@@ -20,7 +20,13 @@ from apps.stencil.opencl_gen import (
 )
 from apps.stencil.patterns import synthetic
 from apps.stencil.space import cuda_space, opencl_space
-from tests.apps.stencil_cases import CUDA_OPTS, OPENCL_OPTS, cuda_case_applies, cuda_config, opencl_config
+from tests.apps.stencil_cases import (
+    CUDA_OPTS,
+    OPENCL_OPTS,
+    cuda_case_applies,
+    cuda_config,
+    opencl_config,
+)
 
 
 @pytest.mark.parametrize("name", ["j3d7pt", "hypterm", "rhs4center"])
