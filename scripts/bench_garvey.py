@@ -47,109 +47,120 @@ HEURISTICS = ("dims", "opts", "hybrid")
 _WORKER: dict[str, Any] = {}
 
 
-def _worker_init(platform: str, device: str) -> None:
+def _worker_init(platform: str, device: str, lock: Any) -> None:
     """A build process: its own OpenCL context on the same device (spawned, never forked)."""
     from measurement.opencl import OpenCLBackend
 
     _WORKER["be"] = OpenCLBackend(platform, device)
+    _WORKER["lock"] = lock
 
 
-def _worker_build(source: str, options: tuple[str, ...]) -> tuple[bytes | None, str | None, float]:
-    """(program binary, build error, build seconds) for one kernel source."""
-    from measurement.opencl import OpenCLBuildError
-
-    t0 = time.perf_counter()
+def _timed(runner: Any, built: Any, max_launch: float | None) -> Any:
+    """The paper's timing; with ``max_launch``, a kernel slower than that on one launch keeps that time."""
+    if max_launch is None or not isinstance(built, tuple):
+        return runner.measure(built)
+    full = dict(runner.timing)
+    runner.timing = {**full, "warmup": 0, "repeats": 1, "discard_first": 0}
     try:
-        prog = _WORKER["be"].build(source, options=options)
-    except OpenCLBuildError as exc:
-        return None, str(exc)[:300], time.perf_counter() - t0
-    return bytes(prog.binaries[0]), None, time.perf_counter() - t0
+        first = runner.measure(built)
+    finally:
+        runner.timing = full
+    if first.state != "OK" or (first.time or 0.0) > max_launch:
+        return first
+    return runner.measure(built)
+
+
+def _record(res: Any, compile_s: float, run_s: float, compiled: bool) -> dict[str, Any]:
+    return {"value": res.time if res.state == "OK" and res.time else math.inf,
+            "state": res.state, "reason": (res.reason or "")[:120],
+            "compile_s": compile_s if compiled else 0.0, "run_s": run_s if compiled else 0.0, "compiled": compiled}
+
+
+def _worker_measure(bench: str, size: int, runner_kw: dict[str, Any], config: dict[str, Any],
+                    max_launch: float | None) -> dict[str, Any]:
+    """Build ``config`` in this process, then time it while holding the device lock (one kernel at a time)."""
+    from apps.stencil.garvey_suite import garvey_benchmark
+    from apps.stencil.runner import OpenCLStencilRunner
+
+    if _WORKER.get("key") != (bench, size):
+        _WORKER.pop("runner", None)
+        _WORKER["runner"] = OpenCLStencilRunner(garvey_benchmark(bench).stencil(size), _WORKER["be"], **runner_kw)
+        _WORKER["key"] = (bench, size)
+    r = _WORKER["runner"]
+    t0 = time.perf_counter()
+    built = r.build(config)
+    dt = time.perf_counter() - t0
+    if not isinstance(built, tuple):
+        compiled = not (built.reason or "").startswith(("refused", "illegal"))
+        return _record(built, dt, 0.0, compiled)
+    with _WORKER["lock"]:
+        t0 = time.perf_counter()
+        res = _timed(r, built, max_launch)
+        return _record(res, dt, time.perf_counter() - t0, True)
 
 
 class ProcBuilder:
-    """Kernel builds in ``procs`` worker processes, binaries loaded into the runner's context.
+    """Each configuration built and timed in one of ``procs`` worker processes.
 
     Why processes: on NVIDIA's OpenCL, builds from several threads of one
     process ran one at a time (a 16-thread run built about 1.7 kernels per
-    second, Rand's 100 kernels took 286 s), so builds, not runs, used up the
-    device time.  Each worker has its own context on the same device; the
-    main process loads the binary (``clCreateProgramWithBinary``), which is
-    fast.  A configuration's compile time is its own build's wall time in its
-    worker plus the load.
+    second), and a binary built elsewhere is PTX that the loading process
+    compiles again, serially.  So each worker has its own context on the
+    device and its own copy of the data, builds the kernel itself and times
+    it while holding a lock shared by all workers: builds overlap, kernels
+    never run at the same time.  Compile time is each build's own wall time
+    (several run at once on the CPU cores).
     """
 
     def __init__(self, be: Any, procs: int) -> None:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        self.be = be
-        self.pool = ProcessPoolExecutor(procs, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=_worker_init, initargs=(be.platform_name, be.device.name))
+        mp = multiprocessing.get_context("spawn")
+        self.pool = ProcessPoolExecutor(procs, mp_context=mp, initializer=_worker_init,
+                                        initargs=(be.platform_name, be.device.name, mp.Lock()))
         t0 = time.perf_counter()
-        warm = [self.pool.submit(_worker_build, "__kernel void k(__global float *a) { a[0] = 1.0f; }", ())
-                for _ in range(procs)]
-        for f in warm:
+        for f in [self.pool.submit(time.sleep, 0.2) for _ in range(procs)]:
             f.result()
         print(f"build processes: {procs} started in {time.perf_counter() - t0:.1f} s", flush=True)
 
-    def load(self, binary: bytes, options: tuple[str, ...]) -> Any:
-        cl = self.be._cl
-        return cl.Program(self.be.context, [self.be.device], [binary]).build(options=list(options))
+    def close(self) -> None:
+        """Stop at once: a worker may be in a long build nobody waits for any more."""
+        procs = list((getattr(self.pool, "_processes", None) or {}).values())
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
 
 
 class Cache:
     """Every configuration of one benchmark measured once: value, compile s, run s, refused."""
 
     def __init__(self, runner: Any, space: Any, threads: int, max_launch: float | None = None,
-                 builder: ProcBuilder | None = None, deadline: float | None = None) -> None:
+                 builder: ProcBuilder | None = None, deadline: float | None = None, bench: str = "") -> None:
         self.runner, self.space, self.threads = runner, space, threads
+        self.bench = bench
         self.max_launch = max_launch
         self.builder = builder
         self.deadline = deadline
         self.rec: dict[str, dict[str, Any]] = {}
 
     def _record(self, h: str, res: Any, compile_s: float, run_s: float, compiled: bool) -> None:
-        self.rec[h] = {"value": res.time if res.state == "OK" and res.time else math.inf,
-                       "state": res.state, "reason": (res.reason or "")[:120],
-                       "compile_s": compile_s if compiled else 0.0, "run_s": run_s if compiled else 0.0,
-                       "compiled": compiled}
+        self.rec[h] = _record(res, compile_s, run_s, compiled)
 
     def _measure_procs(self, todo: dict[str, dict[str, Any]]) -> None:
-        """Builds in the worker processes; each kernel is timed as soon as its build comes back."""
-        from apps.stencil.opencl_gen import generate_opencl
-        from ensemble.result import Result
-
+        """Each configuration built and timed by a worker process (``ProcBuilder``)."""
         r = self.runner
-        opts = tuple(getattr(r, "build_options", ()))
-        futs: dict[Any, tuple[str, Any]] = {}
-        for h, c in todo.items():
-            why = r.refusal(c)
-            if why:
-                self._record(h, Result(state="FAILED", reason=f"refused: {why}"), 0.0, 0.0, False)
-                continue
-            try:
-                k = generate_opencl(r.st, c, limits=r.limits, image_layout=r.image_layout)
-            except ValueError as exc:
-                self._record(h, Result(state="FAILED", reason=f"illegal: {exc}"), 0.0, 0.0, False)
-                continue
-            futs[self.builder.pool.submit(_worker_build, k.source, opts)] = (h, k)  # type: ignore[union-attr]
+        kw = {"limits": r.limits, "image_layout": r.image_layout, "sample": r.sample, **r.timing}
+        futs = {self.builder.pool.submit(_worker_measure, self.bench, r.st_size, kw, c, self.max_launch): h  # type: ignore[union-attr]
+                for h, c in todo.items()}
         for f in as_completed(futs):
             if self.deadline is not None and time.perf_counter() > self.deadline:
                 for g in futs:
                     g.cancel()
                 print("    deadline: unfinished builds dropped", flush=True)
                 return
-            h, k = futs[f]
-            binary, err, dt = f.result()
-            if binary is None:
-                self._record(h, Result(state="FAILED", reason=f"build: {err}"), dt, 0.0, True)
-                continue
-            t0 = time.perf_counter()
-            prog = self.builder.load(binary, opts)  # type: ignore[union-attr]
-            dt += time.perf_counter() - t0
-            t0 = time.perf_counter()
-            res = self._measure((k, prog))
-            self._record(h, res, dt, time.perf_counter() - t0, True)
+            self.rec[futs[f]] = f.result()
 
     def measure(self, configs: list[dict[str, Any]]) -> None:
         todo: dict[str, dict[str, Any]] = {}
@@ -186,18 +197,7 @@ class Cache:
 
 
     def _measure(self, b: Any) -> Any:
-        """The paper's timing; with ``max_launch``, a kernel slower than that on one launch keeps that time."""
-        if self.max_launch is None or not isinstance(b, tuple):
-            return self.runner.measure(b)
-        full = dict(self.runner.timing)
-        self.runner.timing = {**full, "warmup": 0, "repeats": 1, "discard_first": 0}
-        try:
-            first = self.runner.measure(b)
-        finally:
-            self.runner.timing = full
-        if first.state != "OK" or (first.time or 0.0) > self.max_launch:
-            return first
-        return self.runner.measure(b)
+        return _timed(self.runner, b, self.max_launch)
 
 
 def run_strategy(technique: Any, cache: Cache, budget: int | None, seed: int) -> dict[str, Any]:
@@ -288,8 +288,9 @@ def measure(args: argparse.Namespace) -> int:
         hints = garvey_hints(st)
         runner = OpenCLStencilRunner(st, be, limits=False, image_layout="2d", warmup=1, repeats=3,
                                      statistic="mean", sample=args.verify_sample)
+        runner.st_size = args.size
         cache = Cache(runner, space, args.threads, args.max_launch, builder=builder,
-                      deadline=t_start + args.hard_limit)
+                      deadline=t_start + args.hard_limit, bench=b.name)
         res: dict[str, Any] = {"benchmark": b.name, "features": b.features(), "size": args.size, "device": dev,
                                "cap": args.cap, "repeats": args.repeats, "strategies": {}}
         for s in strategies:
@@ -343,6 +344,8 @@ def measure(args: argparse.Namespace) -> int:
         walls.append(res.get("wall_s", time.perf_counter() - t0))
         print(f"{b.name}: {len(cache.rec)} configurations in {walls[-1]:.1f} s "
               f"(elapsed {time.perf_counter() - t_start:.0f} s)", flush=True)
+    if builder is not None:
+        builder.close()
     return 0
 
 
