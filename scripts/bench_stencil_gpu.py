@@ -78,7 +78,9 @@ def _cuda_seeds(st: Any) -> list[dict[str, Any]]:
     if n_out > 1:  # issue 17: one kernel per output (fission) and a register cap, streamed and not
         cands += [{**b, "fis": n_out},
                   {**b, "fis": n_out, "sd": "z", "sb": 8, "bx": 64, "by": 4},
-                  {**b, "sd": "z", "sb": 8, "bx": 64, "by": 4, "maxrreg": 128}]
+                  {**b, "sd": "z", "sb": 8, "bx": 64, "by": 4, "maxrreg": 128},
+                  {**b, "fis": n_out, "sd": "z", "sb": 8, "bx": 32, "by": 4, "smem": True, "ring": True}]
+    cands.append({**b, "sd": "z", "sb": 16, "bx": 64, "by": 4, "smem": True, "ring": True})
     if getattr(_cuda_seeds, "extra", False):  # --more-seeds: the streaming shapes worth trying first
         cands += [{**b, "sd": "z", "sb": sb, "bx": bx, "by": by, "prefetch": pf, "coef": "literal"}
                   for sb, bx, by, pf in ((16, 32, 8, False), (32, 64, 8, True), (16, 128, 4, False),

@@ -91,6 +91,7 @@ CUDA_PARAMS: dict[str, list[Any]] = {
     "maxrreg": [0, 32, 40, 48, 64, 80, 96, 128, 168],
     "fis": [1, 2, 3, 4, 5],
     "cse": [False, True],
+    "ring": [False, True],
 }
 
 #: registers per SM (sm_80/sm_90): a -maxrregcount cap must let one block of the block size fit
@@ -101,7 +102,8 @@ def cuda_baseline() -> dict[str, Any]:
     """The untuned reference point: one point per thread, 32x4x1 blocks, global memory."""
     return {"bx": 32, "by": 4, "bz": 1, "sd": "none", "sb": 1, "uf": 1, "bmx": 1, "bmy": 1, "bmz": 1,
             "cmx": 1, "cmy": 1, "cmz": 1, "smem": False, "coef": "global", "prefetch": False, "retime": False,
-            "minb": 1, "stcs": False, "maxrreg": 0, "fis": 1, "cse": False}
+            "minb": 1, "stcs": False, "maxrreg": 0, "fis": 1, "cse": False,
+            "ring": False}
 
 
 def cuda_retimable(st: Stencil) -> bool:
@@ -147,8 +149,8 @@ def cuda_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
     if nx % (c["bx"] * c["bmx"] * c["cmx"]) or ny % (c["by"] * c["bmy"] * c["cmy"]):
         return "block tile does not divide the grid in x or y"
     if c["sd"] == "none":
-        if c["sb"] != 1 or c["uf"] != 1 or c["smem"] or c["prefetch"] or c["retime"]:
-            return "sb, uf, smem, prefetch and retime need streaming (sd='z')"
+        if c["sb"] != 1 or c["uf"] != 1 or c["smem"] or c["prefetch"] or c["retime"] or c["ring"]:
+            return "sb, uf, smem, ring, prefetch and retime need streaming (sd='z')"
         if nz % (c["bz"] * c["bmz"] * c["cmz"]):
             return "block tile does not divide the grid in z"
     else:
@@ -162,6 +164,10 @@ def cuda_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
             return "retime applies to retimable stencils without smem or prefetch"
         if c["retime"] and c["cse"]:
             return "cse does not apply to retimed kernels (each term group is rendered once)"
+        if c["ring"] and (not c["smem"] or c["prefetch"] or c["retime"]):
+            return "ring (shared-memory ring buffer of planes) needs smem, without prefetch or retime"
+        if c["ring"] and _ring_bytes(st, c) > SMEM_LIMIT:
+            return f"ring buffers need {_ring_bytes(st, c)} bytes of shared memory > {SMEM_LIMIT}"
     return None
 
 
@@ -175,10 +181,16 @@ def cuda_space_rules(st: Stencil) -> list[tuple[str, str]]:
     Kept here, beside ``cuda_why_illegal``, so that the parameters' two
     statements of the rules are written side by side.
     """
-    return [("maxrreg == 0 or minb == 1", "maxrreg without launch bounds"),
-            (f"maxrreg == 0 or bx * by * bz * maxrreg <= {REGS_PER_SM}", "register cap fits one block"),
-            (f"fis <= {len(st.outputs)}", "fission kernels <= outputs"),
-            ("not (retime and cse)", "cse not with retiming")]
+    rules = [("maxrreg == 0 or minb == 1", "maxrreg without launch bounds"),
+             (f"maxrreg == 0 or bx * by * bz * maxrreg <= {REGS_PER_SM}", "register cap fits one block"),
+             (f"fis <= {len(st.outputs)}", "fission kernels <= outputs"),
+             ("not (retime and cse)", "cse not with retiming"),
+             ("not ring or (sd == 'z' and smem and not prefetch and not retime)", "ring buffer: smem streaming")]
+    tile = f"(bx * bmx * cmx + {2 * st.halo[2]}) * (by * bmy * cmy + {2 * st.halo[1]})"
+    for k in range(1, len(st.outputs) + 1):
+        rules.append((f"not ring or fis != {k} or {tile} * {_ring_bytes_per_point(st, k)} <= {SMEM_LIMIT}",
+                      f"ring buffer size, fis={k}"))
+    return rules
 
 
 def fission_groups(st: Stencil, fis: int) -> list[tuple[tuple[str, Expr], ...]]:
@@ -465,6 +477,8 @@ def _kernel(st: Stencil, c: Mapping[str, Any], name: str, params: list[str]) -> 
         L.extend("  " + s for s in rend.statements(items))
     elif c["retime"]:
         L.extend(_retimed_body(st, c, pts, coef_leaf, line_leaf))
+    elif c["ring"]:
+        L.extend(_ring_body(st, c, pts, coef_leaf, line_leaf, rend))
     else:
         L.extend(_streaming_body(st, c, pts, coef_leaf, line_leaf, rend))
     L.append("}")
@@ -621,6 +635,138 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
             L.append(f"    {qn[k]}_{t} = {qn[k]}_{t + 1};")
     L.extend(_advance(st, PZ))
     L.extend(f"    t_{arr} += {PZ};" for arr in sorted(staged))
+    L.append("  }")
+    return L
+
+
+def _ring_planes(st: Stencil) -> dict[str, tuple[int, int]]:
+    """(lowest, highest) z-offset read of each array staged in shared memory (read at in-plane neighbours)."""
+    out: dict[str, tuple[int, int]] = {}
+    staged = set(_staged_arrays(st))
+    for a in st.all_accesses():
+        if a.array in staged:
+            lo, hi = out.get(a.array, (a.dz, a.dz))
+            out[a.array] = (min(lo, a.dz), max(hi, a.dz))
+    return out
+
+
+def _ring_bytes_per_point(st: Stencil, fis: int) -> int:
+    """Shared bytes per tile point of the ring buffers, the largest over the fission groups."""
+    return max(sum(hi - lo + 1 for lo, hi in _ring_planes(_sub_stencil(st, g)).values()) * st.itemsize
+               for g in fission_groups(st, fis))
+
+
+def _ring_bytes(st: Stencil, c: Mapping[str, Any]) -> int:
+    tw = c["bx"] * c["bmx"] * c["cmx"] + 2 * st.halo[2]
+    th = c["by"] * c["bmy"] * c["cmy"] + 2 * st.halo[1]
+    return tw * th * _ring_bytes_per_point(st, c["fis"])
+
+
+def _ring_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int, int]], coef_leaf: Any,
+               line_leaf: Any, rend: _Renderer) -> list[str]:
+    """Streaming along z with a shared-memory ring buffer per staged array.
+
+    An array read at in-plane neighbours keeps its planes lo..hi (2r+1 for a
+    symmetric stencil) as tiles in shared memory; each step loads one new
+    plane into the slot of the plane that has just left the window, and
+    every read of that array comes straight from shared memory, so it holds
+    no per-column register queue (the register cost of ``smem``, which
+    copies each staged plane into a queue per column).  Plane ``lo + k``
+    lives in slot ``(z + k) % D``.  Arrays read only along their column keep
+    the register queue.
+    """
+    T = st.ctype
+    nz = st.shape[0]
+    hz, hy, hx = st.halo
+    _, py, px = st.padded_shape
+    PX, PZ = px, py * px
+    bx, by = c["bx"], c["by"]
+    ch = nz // c["sb"]
+    planes = _ring_planes(st)
+    cols: dict[tuple[str, int, int], list[int]] = {}
+    for (_, oy, ox) in pts:
+        for _, e in st.outputs:
+            for a in _accs(e):
+                if a.array in planes:
+                    continue
+                k = (a.array, oy + a.dy, ox + a.dx)
+                r = cols.setdefault(k, [a.dz, a.dz])
+                r[0], r[1] = min(r[0], a.dz), max(r[1], a.dz)
+    keys = sorted(cols)
+    qn = {k: f"q{i}" for i, k in enumerate(keys)}
+    tw = bx * c["bmx"] * c["cmx"] + 2 * hx
+    th = by * c["bmy"] * c["cmy"] + 2 * hy
+    nt = bx * by
+    n_el = -(-th * tw // nt)
+    L: list[str] = []
+    L.append(f"  const int zs = blockIdx.z * {ch};")
+    L.append(f"  const int base0 = ((zs + {hz}) * {py} + (Y0 + {hy})) * {px} + X0 + {st.x0};")
+    L.extend(_pointers(st, "base0"))
+    L.append("  const int tid = threadIdx.y * blockDim.x + threadIdx.x;")
+    L.append(f"  const int tbase0 = ((zs + {hz}) * {py} + blockIdx.y * {by * c['bmy'] * c['cmy']}) * {px}"
+             f" + blockIdx.x * {bx * c['bmx'] * c['cmx']} + {st.x0 - hx};")
+    for arr in sorted(planes):
+        lo, hi = planes[arr]
+        L.append(f"  __shared__ {T} s_{arr}[{(hi - lo + 1) * th * tw}];")
+        L.append(f"  const {T} * __restrict__ t_{arr} = {arr} + tbase0;")
+    L.append(f"  const int sme = (threadIdx.y * {c['bmy']} + {hy}) * {tw} + threadIdx.x * {c['bmx']} + {hx};")
+    for k in keys:
+        lo, hi = cols[k]
+        L.append(f"  {T} {', '.join(f'{qn[k]}_{t}' for t in range(hi - lo + 1))};")
+
+    def tile_load(arr: str, plane: int, slot: str, ind: str) -> list[str]:
+        out = []
+        for el in range(n_el):
+            i = f"(tid + {el * nt})"
+            cond = f"{i} < {th * tw}" if (el + 1) * nt > th * tw else None
+            src = f"__ldg(t_{arr} + ({plane * PZ} + ({i} / {tw}) * {PX} + ({i} % {tw})))"
+            stmt = f"s_{arr}[({slot}) * {th * tw} + {i}] = {src};"
+            out.append(f"{ind}if ({cond}) {stmt}" if cond else f"{ind}{stmt}")
+        return out
+
+    # preload planes lo .. hi-1 of every ring into slots 0 .. D-2, and the first queue entries
+    for arr in sorted(planes):
+        lo, hi = planes[arr]
+        for t in range(hi - lo):
+            L.extend(tile_load(arr, lo + t, str(t), "  "))
+    for k in keys:
+        lo, hi = cols[k]
+        for t in range(hi - lo):
+            L.append(f"  {qn[k]}_{t} = {_load(k[0], (lo + t) * PZ + k[1] * PX + k[2])};")
+    L.append(f"  #pragma unroll {c['uf']}")
+    L.append(f"  for (int z = 0; z < {ch}; ++z) {{")
+    for arr in sorted(planes):
+        lo, hi = planes[arr]
+        d = hi - lo + 1
+        L.extend(tile_load(arr, hi, f"(z + {d - 1}) % {d}", "    "))
+    L.append("    __syncthreads();")
+    for k in keys:
+        lo, hi = cols[k]
+        L.append(f"    {qn[k]}_{hi - lo} = {_load(k[0], hi * PZ + k[1] * PX + k[2])};")
+    items = []
+    for (_, oy, ox) in pts:
+        def leaf(e: Expr, oy: int = oy, ox: int = ox) -> str:
+            if isinstance(e, Access):
+                if e.array in planes:
+                    lo, hi = planes[e.array]
+                    d = hi - lo + 1
+                    return (f"s_{e.array}[((z + {e.dz - lo}) % {d}) * {th * tw} + sme + "
+                            f"{(oy + e.dy) * tw + ox + e.dx}]")
+                k = (e.array, oy + e.dy, ox + e.dx)
+                return f"{qn[k]}_{e.dz - cols[k][0]}"
+            if isinstance(e, Line):
+                return line_leaf(e, "(zs + z)", oy, ox)
+            return coef_leaf(e)
+        for o, e in st.outputs:
+            items.append((lambda v, o=o, off=oy * PX + ox: _store(c, o, off, v), e, leaf))
+    L.extend("    " + s for s in rend.statements(items))
+    L.append("    __syncthreads();  // the oldest slot is overwritten next step")
+    for k in keys:
+        lo, hi = cols[k]
+        for t in range(hi - lo):
+            L.append(f"    {qn[k]}_{t} = {qn[k]}_{t + 1};")
+    L.extend(_advance(st, PZ))
+    L.extend(f"    t_{arr} += {PZ};" for arr in sorted(planes))
     L.append("  }")
     return L
 

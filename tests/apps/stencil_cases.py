@@ -35,6 +35,9 @@ CUDA_OPTS: dict[str, dict[str, Any]] = {
     "fission_3_stream": {"fis": 3, "sd": "z", "sb": 2, "cse": True, "maxrreg": 128},
     "fission_5_stream": {"fis": 5, "sd": "z", "sb": 4, "prefetch": True, "bx": 16, "bmx": 2},
     "fission_5_retime": {"fis": 5, "sd": "z", "sb": 2, "retime": True},
+    "ring": {"sd": "z", "sb": 2, "smem": True, "ring": True, "bx": 32, "by": 1},
+    "ring_merge": {"sd": "z", "sb": 2, "uf": 2, "smem": True, "ring": True, "bx": 16, "by": 2, "bmx": 2, "cmy": 2},
+    "ring_fission": {"fis": 3, "sd": "z", "sb": 2, "smem": True, "ring": True, "bx": 32, "by": 2, "cse": True},
 }
 
 OPENCL_OPTS: dict[str, dict[str, Any]] = {
@@ -57,11 +60,13 @@ def cuda_config(name: str) -> dict[str, Any]:
 
 def cuda_case_applies(opt: str, st: Any) -> bool:
     """Whether option set ``opt`` exists for stencil ``st``: retiming needs single-plane terms,
-    fission into k kernels needs at least k outputs."""
-    from apps.stencil.cuda_gen import cuda_retimable
+    fission into k kernels needs at least k outputs, ring buffers must fit in 48 KiB of shared memory."""
+    from apps.stencil.cuda_gen import SMEM_LIMIT, _ring_bytes, cuda_retimable
 
     c = cuda_config(opt)
     if c["retime"] and not cuda_retimable(st):
+        return False
+    if c["ring"] and (c["fis"] > len(st.outputs) or _ring_bytes(st, c) > SMEM_LIMIT):
         return False
     return bool(c["fis"] <= len(st.outputs))
 

@@ -26,7 +26,7 @@ from tests.apps.stencil_cases import CUDA_OPTS, cuda_case_applies, cuda_config
 
 needs_nvcc = pytest.mark.skipif(not nvcc_available(), reason="nvcc not installed")
 NEW_OPTS = ("minb", "maxrreg", "maxrreg_stream", "cse", "cse_stream", "cse_smem", "fission_2", "fission_3_stream",
-            "fission_5_stream", "fission_5_retime")
+            "fission_5_stream", "fission_5_retime", "ring", "ring_merge", "ring_fission")
 
 
 def test_fission_groups_partition_the_outputs_in_order() -> None:
@@ -69,16 +69,22 @@ def test_rules_of_the_new_parameters() -> None:
 
 
 def test_space_counts_with_the_new_parameters() -> None:
-    """Fission is independent of every other knob: each legal kernel count holds the same number of
-    configurations, and a one-output stencil has no fission at all; cse doubles every non-retimed one."""
+    """Without ring buffers (whose shared memory depends on the groups) fission is independent of every
+    other knob: each legal kernel count holds the same number of configurations; a one-output stencil
+    has no fission at all; cse doubles every non-retimed configuration; ring buffers need smem."""
     hyp = cstuner_stencil("hypterm", 64)
     total = cuda_space(hyp).count_valid(10**9)
-    per_fis = []
+    per_fis, per_fis_ring = [], []
     for k in range(1, 6):
-        s = cuda_space(hyp)
-        s.require(f"fis == {k}", name="fixed fission")
-        per_fis.append(s.count_valid(10**9))
-    assert total is not None and total == sum(per_fis) and len(set(per_fis)) == 1
+        for ring, acc in ((False, per_fis), (True, per_fis_ring)):
+            s = cuda_space(hyp)
+            s.require(f"fis == {k} and ring == {ring}", name="fixed fission")
+            acc.append(s.count_valid(10**9))
+    assert total is not None and total == sum(per_fis) + sum(per_fis_ring) and len(set(per_fis)) == 1
+    assert per_fis_ring[0] <= per_fis_ring[-1]  # one kernel per output needs the smallest rings
+    s = cuda_space(hyp)
+    s.require("ring and not smem", name="ring without smem")
+    assert s.count_valid(10**9) == 0
     j = cstuner_stencil("j3d7pt", 64)
     s = cuda_space(j)
     s.require("fis != 1", name="no fission")
