@@ -59,7 +59,7 @@ def test_searches_make_one_record_per_stencil_and_a_plot(tmp_path, monkeypatch) 
             "--repeats", "2", "--parallelism", "2", "--out", str(tmp_path)]
     monkeypatch.setattr(bench, "_save", lambda a, r: None)
     report: dict[str, Any] = {"_cuda_backend": _FakeCuda()}
-    ns = bench.argparse.Namespace(**{**vars(_parse(bench, args))})
+    ns = _parse(bench, args)
     bench.part_cuda(ns, report)
     recs = json.loads((tmp_path / "cuda_roofline.json").read_text())
     assert [r["stencil"] for r in recs] == ["j3d7pt", "addsgd4"]
