@@ -58,9 +58,13 @@ def test_tsp_permutation(tmp_path, mode):
     proc = run_app("tsp.py", ["cities10.txt", "--test-limit", "25", "--database", _db(work), "--seed", "2",
                               "--quiet"], work, mode)
     assert proc.returncode == 0, proc.stderr
-    _, rows = _only_run(work)
+    run, rows = _only_run(work)
     assert len(rows) == 25
     assert all(sorted(r.config["p_0"]) == list(range(10)) for r in rows)
+    # no --technique: OpenTuner's default ensemble (AUCBanditMetaTechniqueA) from our techniques
+    assert json.loads(run.settings_json)["technique"] == "OpenTunerA"
+    assert {r.technique for r in rows} <= {"DifferentialEvolution", "GreedyMutation", "NormalGreedyMutation",
+                                           "NelderMead"}
     best = json.loads(proc.stdout.split(": ", 1)[1].splitlines()[0])
     assert sorted(best["0"]) == list(range(10))
 
@@ -111,8 +115,9 @@ def test_py_api_example(tmp_path, mode):
     proc = run_app("api_example.py", ["--database", _db(work), "--seed", "4"], work, mode)
     assert proc.returncode == 0, proc.stderr
     assert "best x found was" in proc.stdout
-    _, rows = _only_run(work)
+    run, rows = _only_run(work)
     assert 30 <= len(rows) <= 60                              # 60 asks; None ends the loop early
+    assert json.loads(run.settings_json)["technique"] == "OpenTunerA"   # OpenTuner's default ensemble
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -63,8 +63,9 @@ def test_flags_without_effect_are_warned_not_fatal(tmp_path, caplog):
 
 def test_technique_names():
     m, obj = ConfigurationManipulator([IntegerParameter("x", 0, 3)]), MinimizeTime()
-    assert choose_technique(None, m, obj, 1) == ("default", None)
-    assert choose_technique(["AUCBanditMetaTechniqueA"], m, obj, 1) == ("default", None)
+    assert choose_technique(None, m, obj, 1) == ("OpenTunerA", None)
+    assert choose_technique(["AUCBanditMetaTechniqueA"], m, obj, 1) == ("OpenTunerA", None)
+    assert choose_technique(["AUCBanditMetaTechniqueC"], m, obj, 1) == ("OpenTunerC", None)
     assert choose_technique(["PureRandom"], m, obj, 1) == ("Random", None)
     assert choose_technique(["NelderMead"], m, obj, 1) == ("NelderMead", None)
     name, both = choose_technique(["RandomNelderMead", "DifferentialEvolutionAlt"], m, obj, 1)

@@ -16,15 +16,20 @@ from typing import Any
 
 from ensemble.settings import DEFAULT_DATABASE, RunSettings
 
-__all__ = ["IGNORED_FLAGS", "TECHNIQUE_NAMES", "argparsers", "database_url", "settings_from_args"]
+__all__ = ["DEFAULT_TECHNIQUE", "IGNORED_FLAGS", "TECHNIQUE_NAMES", "argparsers", "database_url",
+           "settings_from_args"]
 
 _log = logging.getLogger("ensemble.compat.opentuner")
 
-#: OpenTuner technique names -> ours (the nearest technique of the same family)
+#: what an app without ``--technique`` is tuned with: OpenTuner's default, AUCBanditMetaTechniqueA,
+#: built from our techniques (techniques/opentuner_bandits.py; why: docs/OPENTUNER.md)
+DEFAULT_TECHNIQUE = "OpenTunerA"
+
+#: OpenTuner technique names -> ours (the same ensemble, or the nearest technique of the same family)
 TECHNIQUE_NAMES = {
-    "AUCBanditMetaTechniqueA": "default",
-    "AUCBanditMetaTechniqueB": "default",
-    "AUCBanditMetaTechniqueC": "default",
+    "AUCBanditMetaTechniqueA": "OpenTunerA",
+    "AUCBanditMetaTechniqueB": "OpenTunerB",
+    "AUCBanditMetaTechniqueC": "OpenTunerC",
     "AUCBanditMutationTechnique": "default",
     "PureRandom": "Random",
     "DifferentialEvolution": "DifferentialEvolution",
@@ -63,7 +68,7 @@ IGNORED_FLAGS = {
     "machine_class": "measurements are not grouped by machine class",
     "results_log_details": "--results-log already holds every trial (one JSON line each)",
     "display_frequency": "the progress line updates itself",
-    "generate_bandit_technique": "the default technique is our AUC-bandit ensemble",
+    "generate_bandit_technique": "the default technique is OpenTuner's AUCBanditMetaTechniqueA (OpenTunerA)",
 }
 
 

@@ -62,12 +62,13 @@ def choose_technique(names: list[str] | None, manipulator: Any, objective: Any,
                      seed: int | None) -> tuple[str, Any]:
     """(registry name, technique object or None) for OpenTuner's ``--technique`` values."""
     from ensemble import registry
-    from ensemble.compat.opentuner._flags import TECHNIQUE_NAMES
+    from ensemble.compat.opentuner._flags import DEFAULT_TECHNIQUE, TECHNIQUE_NAMES
     from ensemble.compat.opentuner._technique_adapter import OpenTunerTechnique
     from ensemble.compat.opentuner.search.technique import registered
 
     if not names:
-        return "default", None
+        # OpenTuner's own default (AUCBanditMetaTechniqueA) is what an OpenTuner app expects
+        return DEFAULT_TECHNIQUE, None
     user = registered()
     ours = set(registry.technique_names())
     arms: list[Any] = []
