@@ -55,17 +55,16 @@ def _design_card() -> tuple[str, Any]:
 
 def _one_run(label: str, name: Any, path: str, budget: int, seed: int) -> float:
     """best / optimum of one run (only failures: the worst valid value)."""
-    from apps.replay import load_space
     from scripts.bench_search import run_technique
 
-    space = _SPACES.get(path) or _SPACES.setdefault(path, load_space(path))
+    space = _SPACES.get(path) or _SPACES.setdefault(path, _load(path))
     mode = space.check_mode(None)
     scal = space.scalars(mode)
     f_opt, worst = float(scal[np.isfinite(scal)].min()), float(scal[np.isfinite(scal)].max())
     if callable(name):
         import scripts.bench_search as bs
 
-        key = f"_bench_doe_{label}"
+        key = "_bench_doe_" + "".join(ch if ch.isalnum() else "_" for ch in label)
         setattr(bs, key, name)  # resolved below through the module, never through a global registry
         values = run_technique(f"scripts.bench_search:{key}", space, mode, budget, seed)
     else:
@@ -78,6 +77,18 @@ def _one_run(label: str, name: Any, path: str, budget: int, seed: int) -> float:
 _SPACES: dict[str, Any] = {}
 
 
+class _DlmtVariant:
+    """A DLMT factory with options (picklable for the worker pool)."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self.options = options
+
+    def __call__(self, seed: int | None = None) -> Any:
+        from techniques.doe import DLMT
+
+        return DLMT(seed=seed, **self.options)
+
+
 def _pool_map(pool: Any, args: list[tuple[Any, ...]]) -> list[float]:
     if pool is None:
         return [_one_run(*a) for a in args]
@@ -88,6 +99,9 @@ def replay(args: argparse.Namespace) -> dict[str, Any]:
     card_label, card = _design_card()
     techniques = [("DLMT", "dlmt"), ("random search", "Random"), ("default ensemble", "default"), (card_label, card)]
     techniques = [t for t in techniques if t[0].split(" ")[0].lower() in args.only or not args.only]
+    for variant in args.dlmt_variant:  # LABEL=JSON options: a configured DLMT beside the others
+        vlabel, _, opts = variant.partition("=")
+        techniques.append((f"DLMT[{vlabel}]", _DlmtVariant(json.loads(opts or "{}"))))
     report: dict[str, Any] = {"command": "python -m scripts.bench_doe " + " ".join(sys.argv[1:]),
                               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                               "seeds": args.seeds, "budgets": args.budgets, "paper_laplacian_56": PAPER_LAPLACIAN,
@@ -95,10 +109,8 @@ def replay(args: argparse.Namespace) -> dict[str, Any]:
     # load what every run needs once, then fork one pool for the whole table
     import statsmodels.formula.api  # noqa: F401 - imported before the fork, not once per worker
 
-    from apps.replay import load_space
-
     for path in args.spaces:
-        _SPACES[path] = load_space(path)
+        _SPACES[path] = _load(path)
     pool = None
     if args.jobs > 1:
         import multiprocessing
@@ -222,11 +234,10 @@ def designs(args: argparse.Namespace) -> dict[str, Any]:
 # ---------------------------------------------------------------------------
 
 def _explain_one(path: str, budget: int, seed: int) -> dict[str, Any]:
-    from apps.replay import load_space
     from ensemble.technique import Trial
     from techniques.doe import DLMT
 
-    space = _SPACES.get(path) or _SPACES.setdefault(path, load_space(path))
+    space = _SPACES.get(path) or _SPACES.setdefault(path, _load(path))
     mode = space.check_mode(None)
     sspace = space.to_search_space(mode)
     best_config, _ = space.optimum()
@@ -255,12 +266,10 @@ def _explain_one(path: str, budget: int, seed: int) -> dict[str, Any]:
 
 
 def explain(args: argparse.Namespace) -> dict[str, Any]:
-    from apps.replay import load_space
-
     out: dict[str, Any] = {"command": "python -m scripts.bench_doe " + " ".join(sys.argv[1:]), "budget": args.budget,
                            "seeds": args.seeds, "spaces": {}}
     for path in args.spaces:
-        _SPACES[path] = load_space(path)
+        _SPACES[path] = _load(path)
         runs = [_explain_one(path, args.budget, args.seed + s) for s in range(args.seeds)]
         sname = Path(path).name.split(".")[0]
         summary = {k: float(np.mean([r[k] for r in runs])) for k in
@@ -338,6 +347,120 @@ def stencil(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+# ---------------------------------------------------------------------------
+# a real application: the FPGA flow (yosys + nextpnr-ice40), recorded once
+# ---------------------------------------------------------------------------
+
+HLS_TABLE_FORMAT = "bench_doe.hls_table.v1"
+
+
+def _hls_worker_init(design: str, scenario: str, trial_limit: float) -> None:
+    from apps.hls_flags.evaluator import HlsEvaluator
+
+    _HLS["ev"] = HlsEvaluator(design, scenario=scenario, timeout=trial_limit)
+
+
+_HLS: dict[str, Any] = {}
+
+
+def _hls_flow(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One real flow run of ``config`` in a worker: (config, raw outcome)."""
+    res = _HLS["ev"].flow(config)
+    if res.failure is not None:
+        return config, {"state": res.failure.state, "reason": res.failure.reason, "flow_s": res.seconds}
+    return config, {"state": "OK", "metrics": res.metrics, "available": res.available, "flow_s": res.seconds}
+
+
+def hls_table(args: argparse.Namespace) -> dict[str, Any]:
+    """Measure a uniform sample of the FPGA flow's valid space once each, into a recorded table.
+
+    The table (the default configuration first, then ``--samples`` valid
+    configurations drawn with the space's own sampler from ``--seed``) is
+    what ``replay`` searches afterwards: its configurations are the space, as
+    for the recorded GPU spaces.  Measuring is resumable: configurations
+    already in ``--out`` are not run again, so a cut run can be continued.
+    The cost is Bruel's weighted normalized sum against the default's flow.
+    """
+    from apps.flags.evaluation import Evaluation
+    from apps.hls_flags.evaluator import HlsEvaluator
+    from apps.hls_flags.flow import FlowResult, score_flow
+
+    out_path = Path(args.out)
+    ev = HlsEvaluator(args.design, scenario=args.scenario, timeout=args.trial_limit)
+    space = ev.flags.to_search_space()
+    default = ev.flags.default_config()
+    table: dict[str, Any] = {"format": HLS_TABLE_FORMAT, "design": args.design, "scenario": args.scenario,
+                             "names": list(space.names), "levels": {p.name: list(p.values()) for p in space.params},
+                             "trial_limit": args.trial_limit, "rows": []}
+    if out_path.exists():
+        table = json.loads(out_path.read_text())
+    table["command"] = "python -m scripts.bench_doe " + " ".join(sys.argv[1:])
+    done = {space.config_hash(r["config"]) for r in table["rows"]}
+    rng = np.random.default_rng(args.seed)
+    todo: list[dict[str, Any]] = [default] + [dict(c) for c in space.sample(rng, args.samples)]
+    todo = list({space.config_hash(c): c for c in todo if space.config_hash(c) not in done}.values())
+    t_start = time.monotonic()
+    base = ev.baseline()
+    table["default_metrics"] = base.metrics
+
+    def record(config: dict[str, Any], raw: dict[str, Any]) -> None:
+        if raw["state"] == "OK":
+            res = FlowResult(metrics=raw["metrics"], available=raw["available"], seconds=raw["flow_s"])
+            cost = score_flow(res, base, args.scenario).metrics["cost"]
+            table["rows"].append({"config": config, "state": "OK", "cost": cost, "flow_s": raw["flow_s"],
+                                  "metrics": raw["metrics"]})
+        else:
+            table["rows"].append({"config": config, "state": raw["state"], "cost": None, "flow_s": raw["flow_s"],
+                                  "reason": raw.get("reason")})
+        ok = [r["cost"] for r in table["rows"] if r["cost"] is not None]
+        print(f"hls {len(table['rows'])}: {raw['state']} flow {raw['flow_s']:.1f} s, best so far "
+              f"{min(ok) if ok else None}", file=sys.stderr, flush=True)
+        out_path.write_text(json.dumps(table, indent=None))
+
+    _ = Evaluation  # the flow's failure states (FAILED / TIMEOUT) are kept as recorded
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(args.jobs, initializer=_hls_worker_init,
+                  initargs=(args.design, args.scenario, args.trial_limit)) as pool:
+        for config, raw in pool.imap_unordered(_hls_flow, todo):
+            record(config, raw)
+            if time.monotonic() - t_start > args.time_cap:
+                print(f"hls: --time-cap {args.time_cap} s reached; rerun the command to continue", file=sys.stderr)
+                pool.terminate()
+                break
+    ev.close()
+    return table
+
+
+def load_hls_table(path: str) -> Any:
+    """A recorded FPGA-flow table as a RecordedSpace in file mode (the measured configurations are the space)."""
+    from apps.replay.model import Record, RecordedSpace
+
+    data = json.loads(Path(path).read_text())
+    names = list(data["names"])
+    records = {}
+    for r in data["rows"]:
+        key = tuple(r["config"][n] for n in names)
+        if r["cost"] is None:
+            records[key] = Record(value=None, state="FAILED", reason=r.get("reason") or r["state"], cost=r["flow_s"])
+        else:
+            records[key] = Record(value=float(r["cost"]), cost=float(r["flow_s"]))
+    seen = {n: {k[i] for k in records} for i, n in enumerate(names)}
+    values = {n: [v for v in data["levels"][n] if v in seen[n]] for n in names}
+    return RecordedSpace(names=names, values=values, records=records, objective="cost", default_mode="file",
+                         source=str(path), meta={"format": HLS_TABLE_FORMAT})
+
+
+def _load(path: str) -> Any:
+    """A recorded space: a replay file, or a table written by ``hls-table``."""
+    if path.endswith(".json") and json.loads(Path(path).read_text()).get("format") == HLS_TABLE_FORMAT:
+        return load_hls_table(path)
+    from apps.replay import load_space
+
+    return load_space(path)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m scripts.bench_doe", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="part")
@@ -348,6 +471,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--budgets", type=lambda s: [int(x) for x in s.split(",")], default=[25, 56, 125])
     r.add_argument("--only", type=lambda s: [x.lower() for x in s.split(",") if x], default=[],
                    help="first words of the tuner labels to run (dlmt,random,default,cstuner-ensemble)")
+    r.add_argument("--dlmt-variant", action="append", default=[], metavar="LABEL=JSON",
+                   help="also run DLMT with these options, e.g. 'stop={\"rest\": \"stop\"}' (repeatable)")
     r.add_argument("--jobs", type=int, default=1)
     r.add_argument("--json-out", default=None)
     r.add_argument("--markdown", default=None)
@@ -372,7 +497,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("--techniques", type=lambda v: [x for x in v.split(",") if x], default=["dlmt", "Random"])
     s.add_argument("--memo", default=None, help="JSON written by an earlier run: reuse its measurements")
     s.add_argument("--json-out", default=None)
+    h = sub.add_parser("hls-table", help="measure a uniform sample of the FPGA flow's space once each (a recorded table)")
+    h.add_argument("--design", default="crc32")
+    h.add_argument("--scenario", default="balanced")
+    h.add_argument("--samples", type=int, default=300, help="valid configurations drawn besides the default")
+    h.add_argument("--seed", type=int, default=0)
+    h.add_argument("--jobs", type=int, default=2)
+    h.add_argument("--trial-limit", type=float, default=120.0, help="seconds per flow (beyond: TIMEOUT, recorded)")
+    h.add_argument("--time-cap", type=float, default=3000.0, help="stop measuring after this many seconds")
+    h.add_argument("--out", default="docs/doe_results/hls_crc32_balanced.json")
     args = p.parse_args(argv)
+    if args.part == "hls-table":
+        hls_table(args)
+        return 0
     if args.part == "stencil":
         stencil(args)
         return 0

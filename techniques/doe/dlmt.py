@@ -52,12 +52,16 @@ from techniques.doe.design import (
 from techniques.doe.factors import Factor, factors_of
 from techniques.doe.models import (
     DEGREES,
+    TRANSFORMS,
     Model,
     anova,
     auto_model,
+    boxcox,
+    boxcox_lambda,
     drop_aliased,
     fit,
     model_matrix,
+    nonconstant_variance_p,
     parse_formula,
     screen,
 )
@@ -88,7 +92,8 @@ class DLMT(BaseTechnique):
     def __init__(self, *, seed: int | None = None, steps: int = 4, design_size: int | None = None,
                  significance: float = 0.05, terms: str = "auto", candidates: int = 1000,
                  sampling: str = "uniform", extra_runs: int = 4, prediction_limit: int = 20_000,
-                 prediction_samples: int = 5000, **options: Any) -> None:
+                 prediction_samples: int = 5000, transform: str = "boxcox", rest: str = "sample",
+                 **options: Any) -> None:
         super().__init__(seed=seed, **options)
         if not isinstance(steps, int) or steps < 1:
             raise TechniqueError(f"dlmt: steps={steps!r}; give an integer >= 1 (the paper ran 4)")
@@ -100,6 +105,11 @@ class DLMT(BaseTechnique):
             raise TechniqueError(f"dlmt: terms={terms!r}; give 'auto', one of {DEGREES}, or a formula 'y ~ a + b'")
         if sampling not in CANDIDATE_STRATEGIES:
             raise TechniqueError(f"dlmt: sampling={sampling!r}; choose one of {CANDIDATE_STRATEGIES}")
+        if transform not in TRANSFORMS:
+            raise TechniqueError(f"dlmt: transform={transform!r}; choose one of {TRANSFORMS}")
+        if rest not in ("sample", "stop"):
+            raise TechniqueError(f"dlmt: rest={rest!r}; choose 'sample' (spend the budget left after the steps "
+                                 "around the fixed levels) or 'stop' (done after the steps, as in the paper)")
         if int(candidates) < 2:
             raise TechniqueError(f"dlmt: candidates={candidates!r}; give at least 2 (the paper used 1000)")
         self.n_steps = steps
@@ -111,12 +121,16 @@ class DLMT(BaseTechnique):
         self.extra_runs = int(extra_runs)
         self.prediction_limit = int(prediction_limit)
         self.prediction_samples = int(prediction_samples)
+        self.transform = transform
+        self.rest = rest
 
     # -- binding and bad input ------------------------------------------------
     def _on_bind(self) -> None:
         self.factors: list[Factor] = factors_of(self.space)
         self.fixed: dict[str, Any] = {}
         self.steps: list[dict[str, Any]] = []
+        #: what the budget left after the steps bought (``rest="sample"``), for the report
+        self.rest_log: dict[str, Any] | None = None
         self._gen: Generator[Batch, list[float], None] | None = None
         self._batch: Batch | None = None
         self._hashes: list[str] = []
@@ -192,7 +206,13 @@ class DLMT(BaseTechnique):
     # -- the iteration (Figure 2) ---------------------------------------------
     def _iterate(self) -> Generator[Batch, list[float], None]:
         count = SubSpace(self.space).count(self.prediction_limit)
-        sub = SubSpace(self.space, table=None if count is None else [dict(c) for c in self.space.enumerate_valid()])
+        self._subs = [SubSpace(self.space, table=None if count is None else [dict(c) for c in self.space.enumerate_valid()])]
+        yield from self._steps()
+        if self.rest == "sample" and self.budget is not None:
+            yield from self._spend_rest()
+
+    def _steps(self) -> Generator[Batch, list[float], None]:
+        sub = self._subs[-1]
         carry: tuple[Batch, list[float]] = ([], [])   # data of a step that fixed nothing
         for k in range(self.n_steps):
             free = [f for f in self.factors if f.name not in self.fixed]
@@ -226,7 +246,7 @@ class DLMT(BaseTechnique):
             if analysed is None:
                 carry = (data_c, data_v)
                 continue
-            model, sig_factors = analysed
+            model, sig_factors, ok_v = analysed
             if not sig_factors:
                 record["note"] = (f"no factor significant at Pr(>F) < {self.significance}: nothing fixed; "
                                   "these points join the next step's analysis")
@@ -249,6 +269,40 @@ class DLMT(BaseTechnique):
             record["predicted_measured"] = value[0]
             self.fixed.update(levels)
             sub = sub.with_fixed(levels)
+            self._subs.append(sub)
+
+    def _spend_rest(self) -> Generator[Batch, list[float], None]:
+        """The budget left after the steps: unmeasured points of the last sub-space.
+
+        Section III, step 8: with discrete factors "neighborhood exploration
+        might be needed to find levels that minimize the response around
+        predicted levels".  The factors DLMT fixed stay fixed (every later
+        proposal respects them); the free ones are drawn uniformly from the
+        valid sub-space, which is also Section IV-B's fallback (random
+        sampling) for factors the ANOVA cannot tell apart.  The paper's DLMT
+        left this budget unused (54.84 of 125 points on the Laplacian);
+        ``rest="stop"`` keeps that behaviour (and is what an arm of a bandit
+        should use, so the bandit spends the rest on its other arms).
+        """
+        sub = self._subs[-1]
+        remaining = self.budget - self._spent()
+        picks: Batch = []
+        if remaining > 0:
+            if sub.count(self.prediction_limit) is not None:
+                pool = [c for c in sub.enumerate() if self.hash(c) not in self._requested]
+                picks = [pool[int(i)] for i in self.rng.permutation(len(pool))[:remaining]]
+            else:
+                seen = set(self._requested)
+                for c in sub.sample(self.rng, 4 * remaining):
+                    h = self.hash(c)
+                    if h not in seen and len(picks) < remaining:
+                        seen.add(h)
+                        picks.append(c)
+        if picks:
+            values = yield picks
+            finite = [v for v in values if math.isfinite(v)]
+            self.rest_log = {"fixed": dict(sub.fixed), "measured": len(picks),
+                             "best": min(finite) if finite else None}
 
     def _spent(self) -> int:
         return len(self._requested)
@@ -298,8 +352,14 @@ class DLMT(BaseTechnique):
         return [auto_model(factors, d) for d in reversed(DEGREES)]
 
     def _analyse(self, model: Model, configs: Batch, values: list[float],
-                 record: dict[str, Any]) -> tuple[Model, list[str]] | None:
-        """Fit and screen; with too few successful runs, a poorer model (None: nothing to analyse)."""
+                 record: dict[str, Any]) -> tuple[Model, list[str], list[float]] | None:
+        """Fit and screen; with too few successful runs, a poorer model (None: nothing to analyse).
+
+        Returns the model tested, the significant factors and the response as
+        analysed (transformed when the homoscedasticity check asked for it;
+        every transform is increasing, so the model's minimum is the same
+        configuration's on either scale).
+        """
         tries = [model] + [m for m in self._models(model.factors) if m.width() < model.width()]
         for m in tries:
             if not m.terms or len(configs) < 2:
@@ -308,6 +368,7 @@ class DLMT(BaseTechnique):
             m, _ = drop_aliased(m, x, slices)
             if not m.terms or len(configs) < model_matrix(m, configs)[0].shape[1] + 1:
                 continue
+            values = self._transformed(m, configs, values, record)
             f = fit(m, configs, values)
             rows = anova(f)
             if not rows:
@@ -316,10 +377,38 @@ class DLMT(BaseTechnique):
             record.update(analysed_model=m.formula, r2=f.r2, significant_terms=sig_terms,
                           significant_factors=sig_factors,
                           anova=[{"term": r.term, "df": r.df, "sum_sq": r.sum_sq, "F": r.f, "p": r.p} for r in rows])
-            return m, sig_factors
+            return m, sig_factors, values
         record["note"] = (f"{len(configs)} successful runs are too few to fit and test any model; "
                           "nothing fixed, the points join the next step's analysis")
         return None
+
+    def _transformed(self, model: Model, configs: Batch, values: list[float],
+                     record: dict[str, Any]) -> list[float]:
+        """Section III's homoscedasticity check and correction by a power transformation.
+
+        ``boxcox``: the score test for non-constant variance (R car's
+        ``ncvTest``) at the screening level; when it rejects, the Box-Cox
+        exponent of greatest likelihood for the model (car's
+        ``powerTransform``) is applied.  ``log``: always log.  Responses with a
+        value <= 0 (a maximised objective seen negated) are analysed as measured.
+        """
+        if self.transform == "none":
+            return values
+        if min(values) <= 0:
+            record["transform"] = "none (a response <= 0 cannot be power-transformed)"
+            return values
+        if self.transform == "log":
+            record["transform"] = "log"
+            return [float(v) for v in np.log(values)]
+        if self.transform == "checked-boxcox":
+            p = nonconstant_variance_p(model, configs, values)
+            record["ncv_p"] = p
+            if p is None or p >= self.significance:
+                record["transform"] = "none (no evidence of non-constant variance)"
+                return values
+        lam = boxcox_lambda(model, configs, values)
+        record["transform"] = f"Box-Cox lambda = {lam:g}"
+        return values if lam == 1.0 else [float(v) for v in boxcox(values, lam)]
 
     def _prediction_set(self, sub: SubSpace, measured: Batch) -> Batch:
         """Where step 8 looks for the model's minimum: the valid sub-space, or a sample of it."""

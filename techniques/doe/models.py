@@ -35,14 +35,18 @@ from techniques.doe.factors import Factor, frame_of
 
 __all__ = [
     "DEGREES",
+    "TRANSFORMS",
     "AnovaRow",
     "Fit",
     "Model",
     "anova",
     "auto_model",
+    "boxcox",
+    "boxcox_lambda",
     "drop_aliased",
     "fit",
     "model_matrix",
+    "nonconstant_variance_p",
     "parse_formula",
     "screen",
 ]
@@ -304,3 +308,63 @@ def screen(model: Model, rows: Sequence[AnovaRow], alpha: float) -> tuple[list[s
                 factors.append(name)
     order = [f.name for f in model.factors]
     return sig_terms, sorted(factors, key=order.index)
+
+
+#: response transforms of the DLMT option ``transform`` (Section III: homoscedasticity check and correction)
+TRANSFORMS = ("log", "boxcox", "checked-boxcox", "none")
+#: the Box-Cox exponents searched (car's powerTransform estimates one in this range and rounds for reading)
+_LAMBDAS = np.round(np.arange(-2.0, 2.0001, 0.25), 2)
+
+
+def boxcox(values: Sequence[float], lam: float) -> np.ndarray:
+    """The Box-Cox power transform (y^lam - 1) / lam, log y at lam = 0; increasing in y for every lam."""
+    y = np.asarray(values, dtype=float)
+    return np.log(y) if lam == 0 else (y ** lam - 1.0) / lam
+
+
+def nonconstant_variance_p(model: Model, configs: Sequence[Mapping[str, Any]], values: Sequence[float]) -> float | None:
+    """Pr of the score test for non-constant variance (Breusch-Pagan / Cook-Weisberg, R car's ``ncvTest``).
+
+    The test regresses the squared residuals of the fitted model on its
+    fitted values; a small p says the error grows (or shrinks) with the
+    response, which breaks the ANOVA's homoscedasticity assumption.
+    None when the fit leaves no residual degree of freedom.
+    """
+    f = fit(model, configs, values)
+    res = f.result
+    if res.df_resid < 1:
+        return None
+    from scipy import stats
+
+    e2 = np.asarray(res.resid, dtype=float) ** 2
+    u = e2 / (float(np.sum(e2)) / len(e2)) if np.sum(e2) > 0 else e2
+    fitted = np.asarray(res.fittedvalues, dtype=float)
+    if np.ptp(fitted) <= 0 or not np.all(np.isfinite(u)):
+        return None
+    z = np.column_stack([np.ones(len(fitted)), fitted])
+    coef, *_ = np.linalg.lstsq(z, u, rcond=None)
+    score = float(np.sum((z @ coef - u.mean()) ** 2)) / 2.0         # Cook & Weisberg (1983): S = SS_reg / 2
+    return float(stats.chi2.sf(score, 1))
+
+
+def boxcox_lambda(model: Model, configs: Sequence[Mapping[str, Any]], values: Sequence[float]) -> float:
+    """The Box-Cox exponent of greatest profile likelihood for ``model`` (as car / MASS ``boxcox`` on an lm).
+
+    With g the geometric mean of y, the scaled transform z = (y^l - 1) /
+    (l g^(l-1)) (g log y at l = 0) makes residual sums of squares comparable
+    across l; the log-likelihood is -n/2 log(RSS(l)).  Searched over
+    -2 ... 2 in steps of 0.25 (readable exponents; the paper's tool reports
+    rounded ones too).
+    """
+    y = np.asarray(values, dtype=float)
+    x = model_matrix(model, configs)[0]
+    g = float(np.exp(np.mean(np.log(y))))
+    best, best_ll = 1.0, -np.inf
+    for lam in _LAMBDAS:
+        z = g * np.log(y) if lam == 0 else (y ** lam - 1.0) / (lam * g ** (lam - 1.0))
+        coef, *_ = np.linalg.lstsq(x, z, rcond=None)
+        rss = float(np.sum((z - x @ coef) ** 2))
+        ll = -0.5 * len(y) * np.log(max(rss, 1e-300))
+        if ll > best_ll + 1e-12:
+            best, best_ll = float(lam), ll
+    return best

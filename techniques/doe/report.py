@@ -101,6 +101,11 @@ def render_markdown(tech: Any) -> str:
         if s.get("note"):
             lines += ["", f"Note: {s['note']}"]
         lines.append("")
+    rest = getattr(tech, "rest_log", None)
+    if rest:
+        lines += ["## After the steps", "",
+                  (f"The budget left ({rest['measured']} evaluations) went to uniform samples of the last "
+                   f"sub-space ({_cfg(rest['fixed']) or 'nothing fixed'}); best of them: {_num(rest['best'])}."), ""]
     return "\n".join(lines)
 
 

@@ -113,7 +113,7 @@ def test_works_as_an_arm_of_the_auc_bandit() -> None:
     bandit's choice, not a DLMT rule (docs/DOE.md).
     """
     s = space()
-    dlmt = DLMT(steps=2)
+    dlmt = DLMT(steps=2, rest="stop")  # as an arm: done after its steps, the bandit spends the rest
     bandit = AUCBandit(arms=[dlmt, "Random"], c=1.0)
     log = run_technique(bandit, s, objective, budget=150, seed=4)
     assert all(s.is_valid(c) for c in log.proposals)
@@ -139,6 +139,30 @@ def test_state_dict_carries_the_report_files() -> None:
     json.dumps(state)  # JSON-able for run_state (values are finite here)
 
 
+def test_the_budget_left_after_the_steps_is_spent_in_the_last_sub_space() -> None:
+    """rest="sample" (default): the whole budget is used, every extra point keeps the fixed levels."""
+    s = space()
+    tech = DLMT(steps=1)
+    log = run_technique(tech, s, objective, budget=90, seed=3)
+    assert tech.fixed and tech.rest_log is not None and tech.rest_log["measured"] > 0
+    last = [c for c in s.enumerate_valid() if all(c[n] == v for n, v in tech.fixed.items())]
+    measured = {s.config_hash(c) for c in log.proposals}
+    assert log.unique == 90 or all(s.config_hash(c) in measured for c in last), "budget left and points left"
+    tail = log.proposals[-tech.rest_log["measured"]:]
+    assert all(c[n] == v for c in tail for n, v in tech.fixed.items())
+    assert "After the steps" in tech.state_dict()["report_files"]["dlmt.md"]
+    stop = DLMT(steps=1, rest="stop")
+    assert run_technique(stop, s, objective, budget=90, seed=3).unique < 90, "the paper's behaviour: stop"
+
+
+def test_log_and_box_cox_transforms_are_recorded_per_step() -> None:
+    s = space()
+    for transform, text in (("log", "log"), ("boxcox", "Box-Cox lambda")):
+        tech = DLMT(steps=2, transform=transform, rest="stop")
+        run_technique(tech, s, lambda c: 1.0 + objective(c), budget=60, seed=2)
+        assert any(text in str(st.get("transform", "")) for st in tech.steps)
+
+
 def test_user_formula_is_used_for_the_first_design() -> None:
     s = space()
     tech = DLMT(terms="time ~ wx + I(1/wx) + unroll + I(unroll**2) + C(memory)")
@@ -160,6 +184,10 @@ def test_bad_options_name_the_argument() -> None:
         DLMT(significance=1.5)
     with pytest.raises(TechniqueError, match="steps"):
         DLMT(steps=0)
+    with pytest.raises(TechniqueError, match="transform"):
+        DLMT(transform="sqrt")
+    with pytest.raises(TechniqueError, match="rest"):
+        DLMT(rest="more")
     with pytest.raises(TechniqueError, match="names no factor"):
         DLMT(terms="y ~ nothere").bind(space(), budget=50, rng=np.random.default_rng(0))
 

@@ -108,3 +108,35 @@ def test_no_residual_degree_of_freedom_gives_no_anova() -> None:
     space = SearchSpace().add(Integer("a", 0, 4))
     model = auto_model(factors_of(space), "linear")
     assert anova(fit(model, [{"a": 0}, {"a": 4}], [1.0, 2.0])) == []
+
+
+def _multiplicative(seed: int, n: int = 60) -> tuple[list[dict], list[float], list[float], object]:
+    """Times whose effects multiply (log-linear) with a multiplicative error, and the same effects added."""
+    from techniques.doe.models import auto_model as _auto
+
+    space = SearchSpace().add(*[Enum(f"x{i}", LEVELS) for i in range(1, 4)])
+    rng = np.random.default_rng(seed)
+    configs, _ = candidate_set(SubSpace(space), rng, n)
+    mult = [float(np.exp(1.0 + 1.2 * c["x1"] - 0.8 * c["x2"] + rng.normal(0.0, 0.25))) for c in configs]
+    add = [5.0 + 1.2 * c["x1"] - 0.8 * c["x2"] + rng.normal(0.0, 0.25) for c in configs]
+    return configs, mult, add, _auto(factors_of(space), "linear")
+
+
+def test_box_cox_exponent_is_the_log_for_multiplicative_times() -> None:
+    """Section III's power transformation: log-linear times with multiplicative error give lambda ~ 0."""
+    from techniques.doe.models import boxcox_lambda
+
+    lams = [boxcox_lambda(m, c, y) for c, y, _, m in (_multiplicative(s) for s in range(5))]
+    assert all(abs(lam) <= 0.25 for lam in lams), lams
+    lams_add = [boxcox_lambda(m, c, y) for c, _, y, m in (_multiplicative(s) for s in range(5))]
+    assert all(lam >= 0.5 for lam in lams_add), lams_add
+
+
+def test_nonconstant_variance_test_flags_multiplicative_error_only() -> None:
+    """The ncvTest-style score test rejects for multiplicative error, and mostly not for additive error."""
+    from techniques.doe.models import nonconstant_variance_p
+
+    mult = [nonconstant_variance_p(m, c, y) for c, y, _, m in (_multiplicative(s, 120) for s in range(5))]
+    add = [nonconstant_variance_p(m, c, y) for c, _, y, m in (_multiplicative(s, 120) for s in range(5))]
+    assert sum(p < 0.05 for p in mult) >= 4, mult
+    assert sum(p < 0.05 for p in add) <= 1, add
