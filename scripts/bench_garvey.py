@@ -367,10 +367,16 @@ def table(args: argparse.Namespace) -> int:
     from techniques.garvey.predictor import best_loading, leave_one_out
 
     allres = json.loads(Path(args.results).read_text())
-    results = [r for r in allres if "Rand" in r["strategies"] and not r.get("incomplete")]
+    results = [r for r in allres if "Rand" in r["strategies"] and not r["strategies"]["Rand"].get("deadline")]
     if len(results) < len(allres):
-        print(f"left out (no Rand, or stopped by the deadline): "
-              f"{', '.join(r['benchmark'] for r in allres if r not in results)}")
+        print(f"left out (no complete Rand): {', '.join(r['benchmark'] for r in allres if r not in results)}")
+    for r in results:  # a run the deadline cut short is no row of the table
+        r["strategies"] = {k: v for k, v in r["strategies"].items() if not v.get("deadline")}
+    model_rows = None
+    if args.model:
+        from techniques.garvey.predictor import read_model_file
+
+        model_rows = read_model_file(args.model)["rows"]
     if not results:
         print("no benchmark with Rand in", args.results)
         return 1
@@ -394,9 +400,17 @@ def table(args: argparse.Namespace) -> int:
             row[f"Oracle {h}"] = {"best": runs[best_ld]["best"],
                                   **{k: sum(v[k] for v in runs.values()) for k in ("configs", "compiled",
                                                                                    "compile_s", "run_s")}}
-            if loo.get(h) and f"{h} + RF" not in row:
+            if model_rows is not None and f"{h} + RF" not in row:
+                # a model file measured elsewhere (e.g. the dataset run), without this kernel's own row
+                from techniques.garvey.predictor import LoadingPredictor
+
+                train = [m for m in model_rows if m.get("name") != r["benchmark"]]
+                key = h if any(h in m["times"] for m in train) else "hybrid"
+                p = LoadingPredictor(seed=1).fit(train, key).predict(r["features"])
+                row[f"{h} + RF"] = {**runs[p], "loading": p}
+            elif loo.get(h) and f"{h} + RF" not in row:
                 p = loo[h]["predictions"][i]["predicted"]
-                row[f"{h} + RF"] = runs[p]
+                row[f"{h} + RF"] = {**runs[p], "loading": p}
             for ld in LOADINGS:
                 row[f"{h} {ld}"] = runs[ld]
         for extra in ("default", "AUCBandit", "Exhaustive"):
@@ -434,7 +448,8 @@ def table(args: argparse.Namespace) -> int:
                          "compiled": float(np.mean([v["compiled"] for v in vals])),  # type: ignore[index]
                          "compile_s": float(np.mean([v["compile_s"] for v in vals])),  # type: ignore[index]
                          "run_s": float(np.mean([v["run_s"] for v in vals])),  # type: ignore[index]
-                         "best_count": bc, "speedups": sp})
+                         "best_count": bc, "speedups": sp,
+                         "loadings": [v.get("loading") for v in vals]})  # type: ignore[union-attr]
     acc = {h: ({k: v for k, v in loo[h].items() if k != "predictions"} if loo.get(h) else None) for h in loo}
     doc = {"kernels": n, "names": [r["benchmark"] for r in results], "device": results[0]["device"],
            "size": results[0]["size"], "rows": out_rows, "predictor_loo": acc,
@@ -446,6 +461,9 @@ def table(args: argparse.Namespace) -> int:
     for r in out_rows:
         print(f"{r['approach']:<16} {r['speedup_vs_rand']:8.2f} {r['configs']:8.0f} {r['compiled']:9.0f} "
               f"{r['compile_s']:10.2f} {r['run_s']:8.2f} {'' if r['best_count'] is None else r['best_count']:>5}")
+    for r in out_rows:
+        if r["approach"].endswith("+ RF"):
+            print(f"{r['approach']}: predicted loadings {r['loadings']}")
     for h, a in acc.items():
         if a:
             print(f"RF {h}: absolute accuracy {a['absolute_accuracy']:.2f}, penalty-weighted "
@@ -503,6 +521,8 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("results", help="the JSON file 'measure' wrote")
     t.add_argument("--out", help="write the table as JSON here")
     t.add_argument("--plot")
+    t.add_argument("--model", help="loading-model file for the '+ RF' rows (the kernel's own row left out); "
+                   "default: leave-one-out over the kernels of RESULTS")
     a = ap.parse_args(argv)
     return measure(a) if a.cmd == "measure" else table(a)
 

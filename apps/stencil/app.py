@@ -97,6 +97,8 @@ class StencilApp(TunerApp):
         g.add_argument("--heuristic", help="--technique garvey: dims, opts, hybrid or a specification file")
         g.add_argument("--loading", choices=("global", "vec", "local", "image"),
                        help="--technique garvey: fix the loading technique instead of predicting it")
+        g.add_argument("--loading-model", help="--technique garvey: the loading-model file to predict with "
+                       "(default: the shipped NVIDIA H100 one; techniques/garvey/data/loading_model_pocl.json for CPUs)")
         g.add_argument("--metrics", choices=("none", "ncu"), default="none",
                        help="ncu: also profile each CUDA trial with Nsight Compute (csTuner's metric set, "
                             "stored in the trial's metrics; about 1-3 s more per trial)")
@@ -109,9 +111,9 @@ class StencilApp(TunerApp):
 
         s = opencl_space(self.stencil, getattr(self.args, "opencl_preset", None) or "paper")
         hints = garvey_hints(self.stencil)
-        for k in ("heuristic", "loading"):
-            if getattr(self.args, k, None):
-                hints[k] = getattr(self.args, k)
+        for k, arg in (("heuristic", "heuristic"), ("loading", "loading"), ("model", "loading_model")):
+            if getattr(self.args, arg, None):
+                hints[k] = getattr(self.args, arg)
         s.hints = {"garvey": hints}  # read by the garvey technique (techniques may not import apps)
         return s
 

@@ -161,3 +161,22 @@ def test_tune_with_garvey_and_the_shipped_predictor_on_opencl(tmp_path: Path) ->
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "found by garvey" in out.stdout
+
+
+def test_a_device_that_refuses_every_work_group_ends_the_search_without_a_result(caplog: pytest.LogCaptureFixture) -> None:
+    """Bad input: every work-group size of every group refused (documented fallback, GARVEY.md item 7)."""
+    from apps.stencil.runner import OpenCLStencilRunner
+    from techniques.garvey import Garvey
+    from tests.techniques.driven import run_technique
+
+    st = synthetic("star", 2, 1, size=8, unique="z")
+    r = OpenCLStencilRunner.__new__(OpenCLStencilRunner)
+    r.st, r.image_layout = st, "2d"
+    r.backend = SimpleNamespace(max_work_group_size=0, max_work_item_sizes=[0, 0, 0], local_mem_size=0,
+                                device=SimpleNamespace(image2d_max_height=0, image2d_max_width=0))
+    assert "work-group" in r.refusal(opencl_baseline())
+    t = Garvey(heuristic="hybrid", loading="local", repeats=1, hints=garvey_hints(st))
+    log = run_technique(t, opencl_space(st), lambda c: float("inf") if r.refusal(c) else 1.0,
+                        budget=10**6, seed=0, batch=10**4)
+    assert t.done and log.unique > 0 and log.best_value == float("inf")
+    assert any("failed" in m.lower() or "refus" in m.lower() for m in caplog.messages)
