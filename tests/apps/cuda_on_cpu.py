@@ -1,0 +1,107 @@
+"""Run a generated CUDA stencil kernel on the CPU (g++, C++20 threads), for checks without a GPU.
+
+Why: the GPU machine is a scarce, one-call resource; this lets every
+generated variant be checked against the NumPy reference here first.  The
+kernel source is compiled unchanged as C++ with a few shims: ``__shared__``
+becomes ``static`` (blocks run one after the other, so one copy serves the
+block that is running), every thread of a block is a ``std::thread`` with
+its own ``threadIdx``, and ``__syncthreads()`` is a ``std::barrier`` of the
+block's threads, so the barriers of the shared-memory variants are exercised
+for real.  ``__ldg``/``__stcs`` are plain loads and stores.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from typing import Any
+
+import numpy as np
+
+from apps.stencil.cuda_gen import generate_cuda
+from apps.stencil.runner import interior
+from apps.stencil.spec import Stencil
+
+SHIM = r"""
+#include <barrier>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+struct dim3_ { unsigned x, y, z; };
+static thread_local dim3_ threadIdx;
+static dim3_ blockIdx, blockDim;
+static std::barrier<>* g_bar;
+#define __global__
+#define __launch_bounds__(...)
+#define __restrict__ __restrict
+#define __shared__ static
+#define __constant__ static
+#define __syncthreads() g_bar->arrive_and_wait()
+template <class T> static inline T __ldg(const T* p) { return *p; }
+template <class T> static inline void __stcs(T* p, T v) { *p = v; }
+"""
+
+
+def gxx_available() -> bool:
+    return shutil.which("g++") is not None
+
+
+def run_on_cpu(st: Stencil, config: dict[str, Any], data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Interior of every output of ``generate_cuda(st, config)`` run on ``data`` (padded inputs, lines)."""
+    k = generate_cuda(st, config)
+    T = st.ctype
+    sizes = {a: data[a].size for a in st.inputs}
+    sizes.update({a: data[a].size for a, _ in st.line_arrays})
+    npad = int(np.prod(st.padded_shape))
+    sizes.update({o: npad for o in k.outputs})
+    sizes["coefg"] = max(1, len(st.coefs))
+    main = ["int main(int argc, char** argv) {", "  (void)argc;"]
+    for i, a in enumerate(k.args):
+        main.append(f"  std::vector<{T}> A{i}({sizes[a]});")
+        main.append(f'  {{ FILE* f = fopen(argv[1 + {i}], "rb"); if (!f || fread(A{i}.data(), sizeof({T}), '
+                    f"{sizes[a]}, f) != {sizes[a]}) return 2; fclose(f); }}")
+    if k.constants:
+        main.append(f"  for (int i = 0; i < {len(st.coefs)}; ++i) c_coef[i] = A{len(k.args) - 1}[i];")
+    (gx, gy, gz), (bx, by, bz) = k.grid, k.block
+    call_args = ", ".join(f"A{i}.data()" for i in range(len(k.args)))
+    main.append(f"  blockDim = {{{bx}, {by}, {bz}}};")
+    for name in k.kernels:
+        main += [(f"  for (unsigned z = 0; z < {gz}; ++z) for (unsigned y = 0; y < {gy}; ++y)"
+                  f" for (unsigned x = 0; x < {gx}; ++x) {{"),
+                 "    blockIdx = {x, y, z};",
+                 f"    std::barrier<> bar({bx * by * bz}); g_bar = &bar;",
+                 "    std::vector<std::thread> ts;",
+                 (f"    for (unsigned tz = 0; tz < {bz}; ++tz) for (unsigned ty = 0; ty < {by}; ++ty)"
+                  f" for (unsigned tx = 0; tx < {bx}; ++tx)"),
+                 f"      ts.emplace_back([&, tx, ty, tz] {{ threadIdx = {{tx, ty, tz}}; {name}({call_args}); }});",
+                 "    for (auto& t : ts) t.join();",
+                 "  }"]
+    for o in k.outputs:
+        i = k.args.index(o)
+        main.append(f'  {{ FILE* f = fopen(argv[1 + {i}], "wb"); fwrite(A{i}.data(), sizeof({T}), {npad}, f); '
+                    "fclose(f); }")
+    main += ["  return 0;", "}"]
+    with tempfile.TemporaryDirectory(prefix="cuda-cpu-") as tmp:
+        src = os.path.join(tmp, "k.cpp")
+        exe = os.path.join(tmp, "k")
+        with open(src, "w") as f:
+            f.write(SHIM + k.source + "\n".join(main) + "\n")
+        r = subprocess.run(["g++", "-std=c++20", "-O1", "-w", "-pthread", "-o", exe, src], capture_output=True,
+                           text=True, check=False)
+        if r.returncode:
+            raise RuntimeError(f"g++ failed: {r.stderr[-2000:]}")
+        paths = []
+        coefs = np.asarray(st.coefs or [0.0], st.dtype)
+        for a in k.args:
+            p = os.path.join(tmp, f"{a}.bin")
+            arr = coefs if a == "coefg" else (np.zeros(npad, st.dtype) if a in k.outputs else data[a])
+            np.ascontiguousarray(arr, st.dtype).tofile(p)
+            paths.append(p)
+        r = subprocess.run([exe, *paths], capture_output=True, text=True, check=False)
+        if r.returncode:
+            raise RuntimeError(f"kernel run failed ({r.returncode}): {r.stderr[-500:]}")
+        return {o: interior(st, np.fromfile(os.path.join(tmp, f"{o}.bin"), st.dtype).reshape(st.padded_shape))
+                for o in k.outputs}
