@@ -274,6 +274,28 @@ def plot_records(path: str, out: str | None = None) -> str:
     return out
 
 
+def records_table(path: str) -> str:
+    """Markdown table of a cuda_roofline.json (one row per stencil)."""
+    with open(path) as f:
+        recs = json.load(f)
+
+    def f1(v: Any) -> str:
+        return "-" if v is None else f"{float(v):.1f}"
+    head = ("| stencil | N | bound | roofline ms | searches x budget | baseline % | median % | worst % | best % "
+            "| best search: registers, kernel family |")
+    lines = [head, "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in recs:
+        best = max(r["searches"], key=lambda s: s.get("pct_roofline") or 0.0)
+        c = best.get("config") or {}
+        fam = (f"fis={c.get('fis')}, sd={c.get('sd')}, ring={c.get('ring')}, smem={c.get('smem')}, "
+               f"minb={c.get('minb')}, maxrreg={c.get('maxrreg')}, block={c.get('bx')}x{c.get('by')}x{c.get('bz')}")
+        lines.append(f"| {r['stencil']} | {r['size']} | {r['bound']} | {r['roofline_ms']:.3f} | "
+                     f"{len(r['searches'])} x {r['budget']} | {f1(r['baseline_pct_roofline'])} | "
+                     f"{f1(r['median_pct_roofline'])} | {f1(r['worst_pct_roofline'])} | {f1(r['best_pct_roofline'])} "
+                     f"| {best.get('registers')}, {fam} |")
+    return "\n".join(lines)
+
+
 def part_cuda(args: argparse.Namespace, report: dict[str, Any]) -> None:
     be = report.get("_cuda_backend")
     if be is None:
@@ -432,6 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.plot:
         print(plot_records(args.plot))
+        print(records_table(args.plot))
         return 0
     if args.technique:
         TECHNIQUES[:] = args.technique
