@@ -487,6 +487,44 @@ def table(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Table 3 of the paper (speedup over Rand, geometric mean over 104 kernels): GTX Titan, Radeon R9 390
+PAPER_TABLE3 = {"ExpS": (1.07, 1.21), "Rand": (1.00, 1.00), "Oracle dims": (1.09, 1.17),
+                "Oracle opts": (1.15, 1.32), "Oracle hybrid": (1.14, 1.34), "dims + RF": (1.07, 1.13),
+                "opts + RF": (1.14, 1.28), "hybrid + RF": (1.12, 1.32)}
+
+
+def compare(args: argparse.Namespace) -> int:
+    """Bars: speedup over Rand per approach, the paper's two GPUs beside our tables."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series = [("paper: GTX Titan (104)", {k: v[0] for k, v in PAPER_TABLE3.items()}),
+              ("paper: R9 390 (104)", {k: v[1] for k, v in PAPER_TABLE3.items()})]
+    for spec in args.tables:
+        label, path = spec.split("=", 1)
+        doc = json.loads(Path(path).read_text())
+        series.append((f"{label} ({doc['kernels']})", {r["approach"]: r["speedup_vs_rand"] for r in doc["rows"]}))
+    order = ["Rand", "ExpS", "Oracle dims", "Oracle opts", "Oracle hybrid", "dims + RF", "opts + RF", "hybrid + RF",
+             "default", "AUCBandit"]
+    order = [a for a in order if any(a in d for _, d in series)]
+    fig, ax = plt.subplots(figsize=(10, 3.8))
+    w = 0.8 / len(series)
+    for j, (label, d) in enumerate(series):
+        xs = [i + (j - (len(series) - 1) / 2) * w for i, a in enumerate(order) if a in d]
+        ax.bar(xs, [d[a] for a in order if a in d], w, label=label)
+    ax.axhline(1.0, color="grey", lw=0.8)
+    ax.set_xticks(range(len(order)), order)
+    plt.setp(ax.get_xticklabels(), rotation=25, ha="right")
+    ax.set_ylabel("speedup over Rand (geo. mean)")
+    ax.legend(fontsize=8, ncol=2)
+    fig.tight_layout()
+    fig.savefig(args.out, dpi=110)
+    print(f"wrote {args.out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -523,8 +561,11 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--plot")
     t.add_argument("--model", help="loading-model file for the '+ RF' rows (the kernel's own row left out); "
                    "default: leave-one-out over the kernels of RESULTS")
+    c = sub.add_parser("compare", help="bar plot: our tables beside the paper's Table 3")
+    c.add_argument("tables", nargs="+", help="LABEL=TABLE.json (written by 'table --out')")
+    c.add_argument("--out", required=True)
     a = ap.parse_args(argv)
-    return measure(a) if a.cmd == "measure" else table(a)
+    return {"measure": measure, "table": table, "compare": compare}[a.cmd](a)
 
 
 if __name__ == "__main__":
