@@ -14,6 +14,11 @@ time is the whole process, start-up included.
 
     python -m scripts.bench_opentuner_compat                 # 10 seeds, every app
     python -m scripts.bench_opentuner_compat --seeds 2 --apps rosenbrock tsp --out /tmp/x.json
+    python -m scripts.bench_opentuner_compat --apps tsp --technique default GA --out /tmp/v.json
+
+``--technique NAME...`` is for finding out why a row differs: ours only,
+once per NAME, with ``--technique NAME`` added to the app's flags (rows
+``app --technique NAME``); OpenTuner is not run.
 
 Writes the per-run numbers as JSON (--out) and prints the Markdown table
 that docs/OPENTUNER.md carries.
@@ -120,9 +125,9 @@ def _best_ours(path: Path, case: Case) -> tuple[float | None, int]:
     return min((r.metrics.get("time", r.value) for r in rows), default=None), len(rows)
 
 
-def run_case(case: Case, tuner: str, seed: int, timeout: float) -> Run:
+def run_case(case: Case, tuner: str, seed: int, timeout: float, technique: str | None = None) -> Run:
     work = _workdir()
-    args = _with_database(case, list(case.args))
+    args = _with_database(case, list(case.args)) + (["--technique", technique] if technique else [])
     if tuner == "ours":
         cmd = [sys.executable, "-m", "ensemble.cli", "opentuner", str(APPS / case.app), *args,
                "--seed", str(seed), "--quiet"]
@@ -191,8 +196,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--apps", nargs="*", default=[c.name for c in CASES], help="case names (default all)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds one run may take")
     parser.add_argument("--out", default=str(ROOT / "docs" / "opentuner_compat_bench.json"))
+    parser.add_argument("--technique", nargs="+", metavar="NAME",
+                        help="ours only, once per technique NAME given to the app as --technique NAME")
     ns = parser.parse_args(argv)
     results: dict[str, Any] = {}
+    if ns.technique:
+        return _variants(ns, results)
     for case in CASES:
         if case.name not in ns.apps:
             continue
@@ -210,6 +219,28 @@ def main(argv: list[str] | None = None) -> int:
             "runs": {k: [vars(r) for r in v] for k, v in runs.items()},
         }
         Path(ns.out).write_text(json.dumps(results, indent=1, sort_keys=True))
+    print(table(results))
+    return 0
+
+
+def _variants(ns: argparse.Namespace, results: dict[str, Any]) -> int:
+    """Ours only, with ``--technique NAME`` for each NAME: which technique makes a row's difference."""
+    for case in CASES:
+        if case.name not in ns.apps:
+            continue
+        for technique in ns.technique:
+            runs = []
+            for seed in range(ns.seeds):
+                run = run_case(case, "ours", seed, ns.timeout, technique)
+                runs.append(run)
+                print(f"{case.name:22s} --technique {technique:22s} seed {seed}: best {_fmt(run.best)} "
+                      f"measured {run.measured} wall {run.wall_s:.1f} s {run.error}", flush=True)
+            results[f"{case.name} --technique {technique}"] = {
+                "budget": " ".join(case.args) or case.note, "note": case.note,
+                "direction": "max" if case.maximize else "min", "ours": _summary(runs), "opentuner": None,
+                "runs": {"ours": [vars(r) for r in runs]},
+            }
+            Path(ns.out).write_text(json.dumps(results, indent=1, sort_keys=True))
     print(table(results))
     return 0
 

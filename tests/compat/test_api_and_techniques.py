@@ -102,3 +102,36 @@ def test_registered_technique_same_seed_same_trajectory(tmp_path):
     other = _trajectory(tmp_path, "3.db", 6)
     assert first == again and first != other
     assert {t for _, _, t in first} == {"Walk"}
+
+
+def test_opentuner_default_ensembles_have_opentuners_arms_and_constants():
+    """OpenTuner's AUCBanditMetaTechniqueA/B/C, which apps without --technique expect, from our techniques."""
+    from ensemble import registry
+    from ensemble.compat.opentuner._flags import DEFAULT_TECHNIQUE, TECHNIQUE_NAMES
+
+    assert DEFAULT_TECHNIQUE == TECHNIQUE_NAMES["AUCBanditMetaTechniqueA"] == "OpenTunerA"
+    a = registry.create_technique("OpenTunerA", seed=0)
+    assert a.labels == ["DifferentialEvolution", "GreedyMutation", "NormalGreedyMutation", "NelderMead"]
+    assert (a.window, a.c) == (500, 0.05)
+    de, ugm, ngm, _ = a.arms
+    assert (de.population, de.cr) == (30, 0.2)                 # DifferentialEvolutionAlt
+    assert ugm.rate == 0.1 and (ngm.rate, ngm.sigma) == (0.3, 0.1)
+    assert registry.create_technique("OpenTunerB", seed=0).labels == ["DifferentialEvolution", "GreedyMutation"]
+    assert registry.create_technique("OpenTunerC", seed=0).labels == ["DifferentialEvolution", "PatternSearch"]
+    # each instance owns its arms (no state shared between two runs in one process)
+    assert registry.create_technique("OpenTunerA", seed=0).arms[0] is not de
+
+
+def test_api_without_technique_finds_the_optimum_of_a_cheap_1d_objective(tmp_path):
+    """The py_api loop of api_example (60 asks, microsecond objective) on OpenTuner's default ensemble."""
+    m = ConfigurationManipulator()
+    m.add_parameter(IntegerParameter("x", -200, 200))
+    args = _args("--database", f"sqlite:///{tmp_path / 'a.db'}", "--seed", "3")
+    api = TuningRunManager(DefaultMeasurementInterface(args=args, manipulator=m), args)
+    for _ in range(60):
+        dr = api.get_next_desired_result()
+        if dr is None:
+            break
+        api.report_result(dr, Result(time=(dr.configuration.data["x"] - 10) ** 2))
+    assert api.get_best_configuration() == {"x": 10}
+    api.finish()
