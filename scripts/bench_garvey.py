@@ -418,9 +418,9 @@ def table(args: argparse.Namespace) -> int:
                 row[extra] = s[extra]
         for k, v in row.items():
             approaches.setdefault(k, []).append(v)
-        for k in approaches:
+        for k, vals in approaches.items():
             if k not in row:
-                approaches[k].append(None)
+                vals.append(None)
     n = len(results)
     main = ["ExpS", "Rand"] + [f"Oracle {h}" for h in HEURISTICS] + [f"{h} + RF" for h in HEURISTICS] + \
         ["default", "AUCBandit", "Exhaustive"]

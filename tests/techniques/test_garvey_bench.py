@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from scripts.bench_garvey import LOADINGS, Cache, main, run_strategy
 from techniques.garvey import Garvey, GarveyRand
 from techniques.garvey.predictor import LoadingPredictor
@@ -70,3 +72,20 @@ def test_table_takes_rf_from_a_model_file_without_the_kernels_own_row(tmp_path: 
     assert math.isclose(rows["Oracle hybrid"]["speedup_vs_rand"], math.sqrt(4.0 * 2.0))
     assert rows["Oracle hybrid"]["configs"] == 40
     assert "default" not in rows  # cut short by the deadline on one kernel: not a row
+
+
+@pytest.mark.opencl
+@pytest.mark.slow
+def test_measure_with_build_processes_on_opencl(tmp_path: Path) -> None:
+    """The worker-process path (``--build-procs``): builds and times in spawned workers, rows come back."""
+    from measurement.opencl import opencl_available
+
+    if not opencl_available():
+        pytest.skip("no OpenCL platform")
+    out = tmp_path / "r.json"
+    assert main(["measure", "--size", "8", "--names", "star2d_r1_y", "--strategies", "Rand,hybrid",
+                 "--loadings", "global", "--rand-samples", "3", "--cap", "3", "--repeats", "0",
+                 "--build-procs", "2", "--out", str(out)]) == 0
+    (r,) = json.loads(out.read_text())
+    assert r["strategies"]["Rand"]["configs"] == 3 and r["strategies"]["hybrid:global"]["configs"] == 3
+    assert math.isfinite(r["strategies"]["Rand"]["best"]) and r["compiled"] >= 3

@@ -87,3 +87,12 @@ def test_bad_inputs_are_named() -> None:
         LoadingPredictor().fit(fixture_rows(), "hybrid-typo")
     with pytest.raises(ConfigurationError, match="does not exist"):
         LoadingPredictor.load("/nonexistent/model.json", "hybrid")
+
+
+def test_the_shipped_model_predicts_the_same_in_a_fresh_process() -> None:
+    f = {"size": 13, "dims": 3, "density": 0.104, "unique": "none"}
+    here = {h: LoadingPredictor.load(None, h).predict(f) for h in ("dims", "opts", "hybrid")}
+    code = ("import json; from techniques.garvey.predictor import LoadingPredictor as P; "
+            f"print(json.dumps({{h: P.load(None, h).predict({f!r}) for h in ('dims', 'opts', 'hybrid')}}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=str(ROOT))
+    assert json.loads(out.stdout) == here
