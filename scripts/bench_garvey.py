@@ -137,9 +137,10 @@ class Cache:
     """Every configuration of one benchmark measured once: value, compile s, run s, refused."""
 
     def __init__(self, runner: Any, space: Any, threads: int, max_launch: float | None = None,
-                 builder: ProcBuilder | None = None, deadline: float | None = None, bench: str = "") -> None:
+                 builder: ProcBuilder | None = None, deadline: float | None = None, bench: str = "",
+                 size: int = 0) -> None:
         self.runner, self.space, self.threads = runner, space, threads
-        self.bench = bench
+        self.bench, self.size = bench, size  # what a worker process needs to make its own runner
         self.max_launch = max_launch
         self.builder = builder
         self.deadline = deadline
@@ -152,7 +153,7 @@ class Cache:
         """Each configuration built and timed by a worker process (``ProcBuilder``)."""
         r = self.runner
         kw = {"limits": r.limits, "image_layout": r.image_layout, "sample": r.sample, **r.timing}
-        futs = {self.builder.pool.submit(_worker_measure, self.bench, r.st_size, kw, c, self.max_launch): h  # type: ignore[union-attr]
+        futs = {self.builder.pool.submit(_worker_measure, self.bench, self.size, kw, c, self.max_launch): h  # type: ignore[union-attr]
                 for h, c in todo.items()}
         for f in as_completed(futs):
             if self.deadline is not None and time.perf_counter() > self.deadline:
@@ -288,9 +289,8 @@ def measure(args: argparse.Namespace) -> int:
         hints = garvey_hints(st)
         runner = OpenCLStencilRunner(st, be, limits=False, image_layout="2d", warmup=1, repeats=3,
                                      statistic="mean", sample=args.verify_sample)
-        runner.st_size = args.size
         cache = Cache(runner, space, args.threads, args.max_launch, builder=builder,
-                      deadline=t_start + args.hard_limit, bench=b.name)
+                      deadline=t_start + args.hard_limit, bench=b.name, size=args.size)
         res: dict[str, Any] = {"benchmark": b.name, "features": b.features(), "size": args.size, "device": dev,
                                "cap": args.cap, "repeats": args.repeats, "strategies": {}}
         for s in strategies:
@@ -382,7 +382,7 @@ def table(args: argparse.Namespace) -> int:
         return 1
     rows = rows_of(results)
     approaches: dict[str, list[dict[str, Any] | None]] = {}
-    loo = {}
+    loo: dict[str, Any] = {}
     for h in HEURISTICS:
         if not all(h in r["times"] for r in rows):
             continue
@@ -426,13 +426,13 @@ def table(args: argparse.Namespace) -> int:
         ["default", "AUCBandit", "Exhaustive"]
     complete = [k for k in main if k in approaches and len(approaches[k]) == n
                 and all(v is not None for v in approaches[k])]
-    out_rows = []
+    out_rows: list[dict[str, Any]] = []
     for k in list(approaches):
         vals = approaches[k]
         if len(vals) != n or any(v is None for v in vals):
             continue
-        sp = [results[i]["strategies"]["Rand"]["best"] / v["best"] if v["best"] > 0 else 0.0
-              for i, v in enumerate(vals)]  # type: ignore[index]
+        sp = [results[i]["strategies"]["Rand"]["best"] / v["best"] if v["best"] > 0 else 0.0  # type: ignore[index]
+              for i, v in enumerate(vals)]
         bc = None
         if k in complete and k != "Exhaustive":
             # Table 3's best count: the oracles against the baselines and each other; every other approach
