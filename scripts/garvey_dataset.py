@@ -26,6 +26,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,7 +78,7 @@ def fixture(a: argparse.Namespace) -> int:
 
     be = OpenCLBackend()
     shapes = [{"wgx": 16, "wgy": 4, "wgz": 1}, {"wgx": 8, "wgy": 2, "wgz": 2, "cmz": 2}]
-    loads = {"global": {"mem": "global"}, "vec": {"mem": "global", "bmx": 4, "vx": 4, "wgx": 4},
+    loads: dict[str, dict[str, Any]] = {"global": {"mem": "global"}, "vec": {"mem": "global", "bmx": 4, "vx": 4, "wgx": 4},
              "local": {"mem": "local"}, "image": {"mem": "image"}}
     rows = []
     for b in [garvey_benchmark(n) for n in a.names.split(",")]:
