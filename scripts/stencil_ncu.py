@@ -12,6 +12,9 @@ benchmark), so that ``ncu`` wrapping it sees exactly the tuned kernel:
 ``--config`` is ``baseline``, a JSON object, or a results file of
 ``scripts.bench_stencil_gpu`` (its ``tuned_config`` for the stencil is used).
 ``scripts/gpu_ncu.sh`` runs it for every stencil of such a results file.
+A configuration with kernel fission (``fis`` > 1) launches ``fis`` kernels
+(``stencil_kernel_0`` ...) per step: give ncu a ``--launch-count`` of at least
+``fis`` to see all of them.
 """
 
 from __future__ import annotations
