@@ -21,9 +21,11 @@ Computation on GPUs", IEEE CLUSTER 2021, Section IV (Fig. 5):
    stopping by the CV of the top-n fitness (:mod:`.group_search`).
 
 The paper ends after one pass; a run with budget left goes on instead
-(another pass from the new best, then the sampled space doubled, then
-unseen configurations at random): it is ``done`` only when every valid
-configuration is known.  This and every other difference from the paper is
+(another pass from the new best, then, with ``continuation="joint"`` (the
+default), the grouped GA over all groups on a doubling sampled space, or
+with ``"descents"`` passes on a doubling sampled space and new descents from
+the dataset's next-best settings; then unseen configurations at random): it
+is ``done`` only when every valid configuration is known.  This and every other difference from the paper is
 listed in docs/CSTUNER.md.
 """
 
@@ -53,14 +55,16 @@ class CsTuner(BaseTechnique):
     """csTuner: dataset, CV grouping, PMNF-guided sampling, grouped island GA with approximate stopping.
 
     Options (paper's values as defaults where it gives them): ``samples``
-    (128; at most ``dataset_fraction`` of a known budget), ``sampling_ratio``
+    (128; at most ``dataset_fraction`` = 10 % of a known budget, never fewer than
+    the len(parameters) + 1 coefficients of Eq. 3), ``sampling_ratio``
     (0.1), ``num_collections`` (metric collections of Algorithm 2),
     ``population`` (16 per sub-population), ``subpopulations`` (2 in one
     process; one per rank under per-rank MPI), ``crossover_rate`` (0.8),
     ``mutation_rate`` (0.005 per bit), ``top_n`` and ``stop_threshold``
     (approximate stopping), ``max_generations`` per group, ``pool`` (random
     candidates when the space is too large to enumerate), ``transport``
-    ("auto", "local" or "mpi").
+    ("auto", "local" or "mpi"), ``continuation`` (what budget left after the
+    paper's passes goes to: "joint" or "descents").
     """
 
     name: ClassVar[str] = "CsTuner"
@@ -72,7 +76,7 @@ class CsTuner(BaseTechnique):
         *,
         seed: int | None = None,
         samples: int = 128,
-        dataset_fraction: float = 0.25,
+        dataset_fraction: float = 0.1,
         sampling_ratio: float = 0.1,
         num_collections: int = 3,
         population: int = 16,
@@ -86,6 +90,7 @@ class CsTuner(BaseTechnique):
         pool: int = 20_000,
         enumerate_limit: int = 200_000,
         transport: str = "auto",
+        continuation: str = "joint",
     ) -> None:
         super().__init__(seed=seed)
         if samples < 1:
@@ -110,6 +115,15 @@ class CsTuner(BaseTechnique):
         self.migration_interval = migration_interval
         self.pool_size = pool
         self.enumerate_limit = enumerate_limit
+        if continuation not in ("descents", "joint"):
+            raise TechniqueError(f"continuation={continuation!r}: use 'descents' (passes on a doubled sampled "
+                                 "space, then new descents from the dataset's next-best settings) or 'joint' "
+                                 "(the joint grouped GA on a doubled sampled space)")
+        self.continuation = continuation
+        self.restarts = 0
+        self._starts: list[str] = []
+        self._descent_base: dict[str, Any] | None = None
+        self._descent_value = math.inf
         self.transport_name = transport
         self.phase = "dataset"
         self.groups: list[list[str]] = []
@@ -141,7 +155,10 @@ class CsTuner(BaseTechnique):
         self.names = list(self.domains)
         n = self.samples
         if self.budget:
-            n = min(n, max(1, int(self.budget * self.dataset_fraction)))
+            # Eq. 3 with one group per parameter has len(names) + 1 coefficients: fewer
+            # samples cannot fit it, so a small budget's share never goes below that.
+            floor = min(n, len(self.names) + 1)
+            n = min(self.budget, max(floor, min(n, int(self.budget * self.dataset_fraction))))
         self.n_samples = n
         self._dataset = [dict(c) for c in self.space.sample(self.rng, n)]
         self._islands, self._n_islands, self._transport = self._choose_islands()
@@ -283,6 +300,10 @@ class CsTuner(BaseTechnique):
         self._fit(finite)
         self._resample()
         self.phase = "groups"
+        ranked = sorted((v, h) for h, v in self.known.items() if h in self._configs and math.isfinite(v))
+        self._starts = [h for _, h in ranked[1:]]
+        if self.best_config is not None:
+            self._descent_base, self._descent_value = dict(self.best_config), self.best_value
         self._pass_start_best = self.best_value
         self._pass_new = 0
         self._group_index = -1
@@ -388,6 +409,14 @@ class CsTuner(BaseTechnique):
                 _log.info("CsTuner group %s: %s (%s), %d of %d tuples, %d generation(s), best %.6g",
                           "+".join(rep.group), rep.mode, rep.reason, rep.evaluations, rep.tuples,
                           rep.generations, rep.best_value)
+        if self._search is not None:
+            found, value = self._search.best()
+            if value < self._descent_value:
+                self._descent_base, self._descent_value = dict(found), value
+        if (self.continuation == "joint" or self.restarts == 0) and self.best_value < self._descent_value \
+                and self.best_config is not None:
+            # the single descent continues from the run's best, an ensemble's other arms' included
+            self._descent_base, self._descent_value = dict(self.best_config), self.best_value
         self._group_index += 1
         if self._group_index >= len(self.groups):
             self._end_pass()
@@ -396,7 +425,9 @@ class CsTuner(BaseTechnique):
                 return
             self._group_index = 0
         group = self.groups[self._group_index]
-        base = dict(self.best_config) if self.best_config is not None else dict(self._pool[0])
+        if self._descent_base is None:
+            self._descent_base = dict(self.best_config) if self.best_config is not None else dict(self._pool[0])
+        base = dict(self._descent_base)
         self._search_hashes = {}
         self._search = GroupSearch(
             group, self._group_tuples(group, base), base, self.rng,
@@ -409,12 +440,39 @@ class CsTuner(BaseTechnique):
     def _end_pass(self) -> None:
         """After the last group: again from the new best while that improves, then the joint GA."""
         self.passes += 1
-        improved = self.best_value < self._pass_start_best
-        self._pass_start_best, self._pass_new = self.best_value, 0
+        improved = self._descent_value < self._pass_start_best
+        self._pass_start_best, self._pass_new = self._descent_value, 0
         if improved:
             return                                   # again from the new best
+        if self.continuation == "descents" and self.ratio < 1.0:
+            self.ratio = min(1.0, 2.0 * self.ratio)  # Fig. 11: a wider sample, the same passes
+            self._resample()
+            return
+        if self.continuation == "descents" and self._restart():
+            return
         self.phase = "joint"
         self._search = None
+
+    def _restart(self) -> bool:
+        """A new descent (the paper's group-by-group search) from the dataset's next-best setting.
+
+        The dataset is a random sample of the space, so its good settings lie
+        in different basins; a descent from each, best first, spends the
+        budget the paper's single descent leaves on the same search.
+        """
+        while self._starts:
+            h = self._starts.pop(0)
+            value = self.known.get(h)
+            if value is None or not math.isfinite(value) or h not in self._configs:
+                continue
+            self._descent_base, self._descent_value = dict(self._configs[h]), value
+            self._pass_start_best = value
+            self.restarts += 1
+            if self.ratio != self.sampling_ratio:
+                self.ratio = self.sampling_ratio     # each descent narrows first, as the paper's
+                self._resample()
+            return True
+        return False
 
     def _next_joint(self) -> None:
         """The grouped GA over every group at once (one gene per group) on the sampled space.
@@ -468,7 +526,7 @@ class CsTuner(BaseTechnique):
     def state_dict(self) -> dict[str, Any]:
         state = super().state_dict()
         state.update({
-            "phase": self.phase, "groups": self.groups, "passes": self.passes,
+            "phase": self.phase, "groups": self.groups, "passes": self.passes, "restarts": self.restarts,
             "sampling_ratio": self.ratio, "metrics": self.selected_metrics,
             "models": {m: {"i": mod.i, "j": mod.j, "rse": mod.rse} for m, mod in self.models.items()},
             "fallbacks": self.fallbacks, "reports": [r.to_json() for r in self.reports[-50:]],

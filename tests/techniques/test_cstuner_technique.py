@@ -33,18 +33,25 @@ def test_dataset_first_then_groups_and_the_whole_budget() -> None:
     log = run_technique(tech, space, stencil_time, budget=300, seed=1)
     assert log.unique == 300                           # never ends early with budget and unseen configs
     assert all(space.is_valid(c) for c in log.proposals)
-    assert tech.n_samples == 40 and tech.phase != "dataset"
+    assert tech.n_samples == 30 and tech.phase != "dataset"   # 10 % of the budget, below samples=40
     assert sorted(n for g in tech.groups for n in g) == sorted(space.names)
     assert "objective" in tech.models                  # no metrics: PMNF on the objective
-    assert tech.reports and log.best_value <= min(stencil_time(c) for c in log.proposals[:40])
+    assert tech.reports and log.best_value <= min(stencil_time(c) for c in log.proposals[:30])
 
 
-def test_dataset_is_capped_by_a_quarter_of_a_known_budget() -> None:
-    tech = CsTuner(seed=0)
+def test_dataset_is_a_tenth_of_a_known_budget_never_below_eq3s_coefficients() -> None:
+    tech = CsTuner(seed=0)                             # stencil_like: 6 parameters, Eq. 3 needs 7 points
     tech.bind(stencil_like(), budget=100, rng=np.random.default_rng(0))
-    assert tech.n_samples == 25
+    assert tech.n_samples == 10                        # dataset_fraction 0.1
+    tech.bind(stencil_like(), budget=30, rng=np.random.default_rng(0))
+    assert tech.n_samples == 7                         # floor: len(parameters) + 1
+    tech.bind(stencil_like(), budget=5, rng=np.random.default_rng(0))
+    assert tech.n_samples == 5                         # never more than the budget
     tech.bind(stencil_like(), budget=10_000, rng=np.random.default_rng(0))
     assert tech.n_samples == 128                       # the paper's N
+    tech = CsTuner(seed=0, samples=3)
+    tech.bind(stencil_like(), budget=100, rng=np.random.default_rng(0))
+    assert tech.n_samples == 3                         # an explicit small N is kept
 
 
 def test_small_space_is_exhausted_then_done() -> None:
@@ -105,7 +112,26 @@ def test_one_parameter_space() -> None:
     assert tech.groups == [["x"]] and log.unique == 60 and log.best_value <= 4
 
 
+def test_every_configuration_fails_uses_the_budget_without_crashing() -> None:
+    tech = CsTuner(seed=7, samples=10)
+    log = run_technique(tech, stencil_like(), lambda c: math.inf, budget=50, seed=7)
+    assert log.unique == 50 and not math.isfinite(log.best_value)
+    assert any("every dataset sample failed" in x for x in tech.fallbacks)
+
+
+@pytest.mark.parametrize("continuation", ["joint", "descents"])
+def test_both_continuations_use_the_whole_budget(continuation: str) -> None:
+    space = stencil_like()
+    tech = CsTuner(seed=8, samples=20, continuation=continuation)
+    log = run_technique(tech, space, stencil_time, budget=250, seed=8)
+    assert log.unique == 250 and all(space.is_valid(c) for c in log.proposals)
+    if continuation == "descents":
+        assert tech.restarts >= 1 or tech.ratio > tech.sampling_ratio
+
+
 def test_bad_options_name_the_argument() -> None:
+    with pytest.raises(Exception, match="continuation"):
+        CsTuner(continuation="nope")
     with pytest.raises(Exception, match="sampling_ratio"):
         CsTuner(sampling_ratio=0.0)
     with pytest.raises(Exception, match="samples"):
