@@ -32,8 +32,19 @@ import numpy as np
 
 from ensemble.errors import TechniqueError
 from ensemble.technique import Technique, Trial
+from techniques.feasibility import KINDS, FeasibilityModel, accept
 
-__all__ = ["BaseTechnique", "SequentialTechnique", "Step"]
+__all__ = ["DEFAULT_FEASIBILITY", "FILTER_FLOOR", "FILTER_THRESHOLD", "BaseTechnique", "SequentialTechnique",
+           "Step"]
+
+#: the failure classifier every technique learns by default (docs/TECHNIQUES.md, "Learning where
+#: configurations fail": the random forest measured best of the three)
+DEFAULT_FEASIBILITY: str | None = "forest"
+#: a sequential technique answers a step's configuration locally as a failure when the model gives it
+#: less than this chance of success (more likely to fail than not) ...
+FILTER_THRESHOLD = 0.5
+#: ... except with this probability, so a wrong model never shuts a region out for good
+FILTER_FLOOR = 0.1
 
 _log = logging.getLogger("ensemble.techniques.base")
 
@@ -52,13 +63,22 @@ class BaseTechnique(Technique):
     #: One line for ``--list-techniques``.
     summary: ClassVar[str] = ""
 
-    def __init__(self, *, seed: int | None = None, **options: Any) -> None:
+    def __init__(self, *, seed: int | None = None, feasibility: str | None = DEFAULT_FEASIBILITY,
+                 **options: Any) -> None:
         if options:
             raise TechniqueError(
                 f"{type(self).__name__} got unknown option(s) {sorted(options)}; "
                 f"remove them or check the technique's documented keyword arguments"
             )
+        if feasibility is not None and feasibility not in KINDS:
+            raise TechniqueError(f"{type(self).__name__}: feasibility must be one of {KINDS} or None "
+                                 f"(no failure model); got {feasibility!r}")
         super().__init__(seed=seed)
+        #: the failure classifier's kind, None for none (techniques.feasibility)
+        self.feasibility_kind = feasibility
+        #: P(success | config), learnt from every trial this technique sees; None before bind
+        self.feasibility: FeasibilityModel | None = None
+        self._feasibility_shared = False
         self.seed = seed
         self.space: Any = None
         self.budget: int | None = None
@@ -78,7 +98,18 @@ class BaseTechnique(Technique):
         self.budget = budget
         if rng is not None:
             self.rng = rng
+        if not self._feasibility_shared:
+            self.feasibility = (None if self.feasibility_kind is None
+                                else FeasibilityModel.for_space(space, kind=self.feasibility_kind))
         self._on_bind()
+
+    def share_feasibility(self, model: FeasibilityModel | None) -> None:
+        """Use ``model`` (a meta-technique's, fed by it) instead of learning one of our own.
+
+        Why: every arm of an ensemble sees the same trials; one model serves them all.
+        """
+        self.feasibility = model
+        self._feasibility_shared = True
 
     def _on_bind(self) -> None:
         """Hook for subclasses: set up state that needs the space."""
@@ -95,6 +126,12 @@ class BaseTechnique(Technique):
         value = float(trial.value)
         if math.isnan(value):
             value = math.inf
+        if (self.feasibility is not None and not self._feasibility_shared and not trial.duplicate
+                and trial.config_hash not in self.known):
+            state = str(getattr(trial.state, "value", trial.state))
+            # an OK trial without a finite value cannot be used either: learn it as a failure
+            self.feasibility.add(self.encode(trial.config), "FAILED" if state == "OK" and value == math.inf
+                                 else state)
         self.known[trial.config_hash] = value
         if value < self.best_value:
             self.best_value = value
@@ -126,7 +163,17 @@ class BaseTechnique(Technique):
             self._record(trial)
 
     def state_dict(self) -> dict[str, Any]:
-        return {"best_value": self.best_value, "evaluations": self.evaluations}
+        state: dict[str, Any] = {"best_value": self.best_value, "evaluations": self.evaluations}
+        if self.feasibility is not None and not self._feasibility_shared and self.feasibility.failures:
+            state["feasibility"] = self.feasibility.state_dict()
+        return state
+
+    def p_success(self, configs: list[dict[str, Any]]) -> np.ndarray:
+        """The failure model's P(success) for each config (all ones without a model or a failure yet)."""
+        model = self.feasibility
+        if model is None or not configs or model.failures == 0:
+            return np.ones(len(configs))
+        return model.p_success(np.vstack([self.encode(c) for c in configs]))
 
     # -- helpers -----------------------------------------------------------
     def hash(self, config: dict[str, Any]) -> str:
@@ -213,6 +260,8 @@ class SequentialTechnique(BaseTechnique):
         self._stall = 0
         self._started = False
         self.restarts = 0
+        #: step configurations answered locally as likely failures (see _screen)
+        self.screened = 0
         self.last_trial: Trial | None = None
         self.escape = False  # set when stuck on known points: the next run starts at random
 
@@ -265,6 +314,26 @@ class SequentialTechnique(BaseTechnique):
         self._step_hashes = [self.hash(c) for c in self._step_configs]
         self._step_values = [self.known.get(h) for h in self._step_hashes]
         self._handed = 0
+        self._screen()
+
+    def _screen(self) -> None:
+        """Answer the step's likely failures locally (as failures, not remembered), before anyone pays for them.
+
+        A configuration the failure model gives less than FILTER_THRESHOLD
+        chance of success is told ``inf`` without being proposed, except with
+        probability FILTER_FLOOR (the search still samples the region, so a
+        valid optimum next to the boundary is not lost to a wrong model).
+        Nothing is written to ``known``: another proposal may still measure it.
+        """
+        open_ = [i for i, v in enumerate(self._step_values) if v is None]
+        if not open_ or self.feasibility is None or self.feasibility.failures == 0:
+            return
+        p = self.p_success([self._step_configs[i] for i in open_])
+        u = self.rng.random(len(open_))
+        for i, pi, ui in zip(open_, p, u):
+            if not accept(float(pi), FILTER_THRESHOLD, FILTER_FLOOR, float(ui)):
+                self._step_values[i] = math.inf
+                self.screened += 1
 
     def _pending_indices(self) -> list[int]:
         return [i for i, v in enumerate(self._step_values) if v is None]

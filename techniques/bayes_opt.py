@@ -71,7 +71,7 @@ from scipy.special import ndtr
 
 from ensemble.errors import InfeasibleSpaceError, TechniqueError
 from ensemble.technique import Trial
-from techniques.base import BaseTechnique
+from techniques.base import FILTER_THRESHOLD, BaseTechnique
 from techniques.gaussian_process import GPHyper, PoolPosterior, fit_hyperparameters
 
 __all__ = ["BayesOpt", "expected_improvement_fast"]
@@ -135,12 +135,16 @@ class BayesOpt(BaseTechnique):
                  refit_growth: float = 1.25, enumerate_limit: int = 50_000, pool: int = 2000,
                  incumbents: int = 5, fit_subset: int = 256, memory_mb: float = 512.0,
                  compute_share: float | None = None, min_compute: float = 0.25,
-                 incumbent: str = "mean", **options: Any) -> None:
+                 incumbent: str = "mean", explore_failures: float = 0.05, **options: Any) -> None:
         super().__init__(seed=seed, **options)
         if incumbent not in ("observed", "mean"):
             raise TechniqueError(f"BayesOpt: incumbent must be 'mean' (the default, the plug-in incumbent) "
                                  f"or 'observed' (the best measured value); got {incumbent!r}")
         self.incumbent = incumbent
+        if not 0.0 <= explore_failures <= 1.0:
+            raise TechniqueError(f"BayesOpt: explore_failures must be in [0, 1] (got {explore_failures!r}); "
+                                 "0.05 lets one pick in 20 go where the failure model expects a failure")
+        self.explore_failures = float(explore_failures)
         if refit_growth <= 1.0:
             raise TechniqueError(f"BayesOpt: refit_growth must be > 1 (got {refit_growth!r}); 1.25 is the default")
         self.initial = None if initial is None else max(int(initial), 1)
@@ -289,6 +293,8 @@ class BayesOpt(BaseTechnique):
         self._avail = np.array([not self._seen(h) for h in self._pool_hashes], dtype=bool)
         if self._gp is not None:
             self._gp.set_pool(self._Xp)
+        if self.feasibility is not None:
+            self.feasibility.set_pool(self._Xp)
 
     def _build_pool(self) -> None:
         """Enumerate a space of at most ``enumerate_limit`` valid points once; else sample one.
@@ -433,11 +439,27 @@ class BayesOpt(BaseTechnique):
             if rows:
                 best = float(self._gp.train_mean()[rows].min())
         ei = expected_improvement_fast(mu, sd, best, self.xi)
+        model = self.feasibility
+        if model is not None and model.failures:
+            # expected improvement times the probability that the candidate runs at all
+            # (constrained EI: Gardner et al., ICML 2014; Gelbart, Snoek & Adams, UAI 2014)
+            p_ok = model.pool_p_success(idx)
+            ei = ei * p_ok
+            likely = p_ok >= FILTER_THRESHOLD
+            if likely.any() and self.rng.random() >= self.explore_failures:
+                # only among the candidates more likely to run than not: where the GP knows nothing
+                # (failures never enter it) EI is large, and EI x P alone kept paying for failures
+                ei = np.where(likely, ei, 0.0)
+        else:
+            p_ok = None
         top = float(ei.max())
         if top > 0.0:
             j = int(np.argmax(ei))
         else:  # EI underflowed everywhere: the lowest lower confidence bound, ties at random
-            j = int(np.lexsort((self.rng.random(len(idx)), mu - 2.0 * sd))[0])
+            lcb = mu - 2.0 * sd
+            if p_ok is not None:  # among the candidates more likely to run than not, where there are any
+                lcb = np.where(p_ok >= 0.5, lcb, lcb + np.inf) if (p_ok >= 0.5).any() else lcb
+            j = int(np.lexsort((self.rng.random(len(idx)), lcb))[0])
         i = int(idx[j])
         config = self._pool_configs[i]
         self._rows[self._pool_hashes[i]] = self._gp.add(self._Xp[i], float(mu[j]))  # kriging believer

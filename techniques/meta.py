@@ -63,6 +63,8 @@ class MetaTechnique(BaseTechnique):
 
     def _on_bind(self) -> None:
         for arm, child_rng in zip(self.arms, self.rng.spawn(len(self.arms))):
+            if isinstance(arm, BaseTechnique):
+                arm.share_feasibility(self.feasibility)  # one failure model, fed by the ensemble
             arm.bind(self.space, budget=self.budget, rng=child_rng)
 
     @property

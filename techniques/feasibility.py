@@ -1,0 +1,286 @@
+"""Where configurations fail: a classifier learned from the run's own outcomes.
+
+Why: real tuning spaces hold configurations that fail (kernels that do not
+compile, launches the device refuses, entries missing from a recorded
+table), and users rarely know the constraints well enough to write them into
+the space.  A search that does not learn them keeps paying for failures; the
+replayed GPU spaces in ``--space grid`` mode are 50-62 % failures.
+
+What it is: a probabilistic classifier P(success | x) over the space's
+unit-cube view (``space.to_unit``), trained on every finished trial the
+technique has seen, OK against FAILED / TIMEOUT / INVALID (and "refused",
+which drivers report as FAILED with a reason).  It is built only from the
+trials a technique observes, in the order it observes them, and its
+prediction is a pure function of those observations, so whatever the entry
+point (``ensemble.tune``, the ask/tell ``Tuner``, the apps, MPI, ``--resume``
+replaying the database into :meth:`Technique.restore`) the same trials give
+the same model.
+
+Which failures count: ``states`` (default: all of FAILED, TIMEOUT, INVALID)
+names the failure states that mark a region as infeasible; the others are
+kept (with their state, see :attr:`FeasibilityModel.counts`) but treated as
+unknown.  A technique that should not avoid "wrong output" (INVALID) regions,
+because the output check is what it is tuning, passes
+``states=("FAILED", "TIMEOUT")``.
+
+Three classifiers, chosen by measurement (``scripts/bench_feasibility.py``,
+docs/TECHNIQUES.md "Learning where configurations fail"):
+
+* ``"kernel"`` (the default): a Nadaraya-Watson vote of the observations
+  with a Gaussian kernel one value step wide per parameter, shrunk towards
+  the run's overall success rate by one pseudo-observation.  It is
+  incremental (one O(N d) update of a candidate pool per result), so the
+  Bayesian optimizer can weigh 20 000 candidates at every step for the cost
+  of one distance row;
+* ``"forest"``: scikit-learn's random forest classifier (Breiman 2001), 64
+  trees, refitted from scratch on every query after new data (seeded from the
+  number of observations, so it too is a function of the observations);
+* ``"gp"``: scikit-learn's Laplace-approximation GP classifier (Rasmussen &
+  Williams 2006, sec. 3.4), the costliest (O(n^3) per fit).
+
+Far from every observation each rule returns the prior: the overall success
+rate of the observations (a Beta(1, 1) estimate), never 0, so a filter that
+rejects below a threshold still explores the unknown.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from ensemble.errors import TechniqueError
+
+__all__ = ["FAILURE_STATES", "FeasibilityModel", "KINDS"]
+
+#: the states a failed trial carries (ensemble.result.TrialState): all count as failures by default
+FAILURE_STATES: tuple[str, ...] = ("FAILED", "TIMEOUT", "INVALID")
+#: the classifier kinds
+KINDS: tuple[str, ...] = ("kernel", "forest", "gp")
+
+
+def _state(trial_state: Any) -> str:
+    return str(getattr(trial_state, "value", trial_state))
+
+
+class FeasibilityModel:
+    """P(success | configuration) from the outcomes seen so far.
+
+    ``steps``: the kernel's width per unit-cube dimension (one value step of
+    each parameter; :meth:`for_space` computes it), ``kind``: "kernel",
+    "forest" or "gp", ``states``: the failure states that count as
+    infeasible (others are kept but ignored by the classifier).
+    """
+
+    def __init__(self, dims: int, *, steps: np.ndarray | None = None, kind: str = "kernel",
+                 states: Iterable[str] = FAILURE_STATES, trees: int = 32, refit_growth: float = 1.1) -> None:
+        if kind not in KINDS:
+            raise TechniqueError(f"feasibility: kind must be one of {KINDS} (got {kind!r}); 'kernel' is the default")
+        states = tuple(_state(s) for s in states)
+        unknown = set(states) - set(FAILURE_STATES)
+        if unknown or not states:
+            raise TechniqueError(f"feasibility: states must be a non-empty subset of {FAILURE_STATES} "
+                                 f"(got {states!r})")
+        if refit_growth <= 1.0 or trees < 1:
+            raise TechniqueError(f"feasibility: refit_growth must be > 1 and trees >= 1 "
+                                 f"(got {refit_growth!r}, {trees!r}); the defaults are 1.1 and 32")
+        self.dims = int(dims)
+        self.kind = kind
+        self.trees = int(trees)
+        self.refit_growth = float(refit_growth)
+        self.states = frozenset(states)
+        width = np.full(self.dims, 0.1) if steps is None else np.asarray(steps, dtype=float)
+        if width.shape != (self.dims,) or not np.all(width > 0):
+            raise TechniqueError(f"feasibility: steps must be {self.dims} positive widths (got {width!r})")
+        self._inv_width = 1.0 / width
+        self._X = np.zeros((16, self.dims))
+        self._y = np.zeros(16)  # 1 = OK, 0 = counted failure
+        self._n = 0
+        #: outcomes seen, by state (OK, FAILED, TIMEOUT, INVALID), including those not counted
+        self.counts: dict[str, int] = {}
+        self._fitted_at = -1
+        self._clf: Any = None
+        self._pool: np.ndarray | None = None
+        self._pool_ok = np.zeros(0)
+        self._pool_all = np.zeros(0)
+        self._pool_p: np.ndarray | None = None  # the classifier's answers on the pool, per fit
+
+    @classmethod
+    def for_space(cls, space: Any, **options: Any) -> FeasibilityModel:
+        """A model whose kernel is one value step wide in each of ``space``'s unit-cube dimensions."""
+        dims = int(space.dims)
+        steps = np.full(dims, 0.1)  # continuous / multi-coordinate parameters: a tenth of the cube
+        col = 0
+        for p in getattr(space, "params", []):
+            width = int(getattr(p, "dims", 1))
+            count = getattr(p, "cardinality", None) if getattr(p, "discrete", False) else None
+            if width == 1 and isinstance(count, int) and count > 1 and col < dims:
+                steps[col] = 1.0 / count  # the unit-cube distance between neighbouring values
+            col += width
+        return cls(dims, steps=steps, **options)
+
+    # -- data ----------------------------------------------------------------
+    @property
+    def observations(self) -> int:
+        """Outcomes the classifier learns from (OK plus counted failures)."""
+        return self._n
+
+    @property
+    def failures(self) -> int:
+        return int(self._n - self._y[: self._n].sum())
+
+    def add(self, x: np.ndarray, state: Any) -> None:
+        """Learn one outcome at unit-cube point ``x``."""
+        s = _state(state)
+        self.counts[s] = self.counts.get(s, 0) + 1
+        if s != "OK" and s not in self.states:
+            return
+        if self._n == len(self._y):
+            self._X = np.vstack([self._X, np.zeros_like(self._X)])
+            self._y = np.concatenate([self._y, np.zeros_like(self._y)])
+        x = np.asarray(x, dtype=float).reshape(self.dims)
+        ok = 1.0 if s == "OK" else 0.0
+        self._X[self._n] = x
+        self._y[self._n] = ok
+        self._n += 1
+        if self._pool is not None and self.kind == "kernel":
+            w = self._weights(self._pool, x)
+            self._pool_all += w
+            self._pool_ok += ok * w
+
+    def prior(self) -> float:
+        """The overall success rate, Beta(1, 1)-smoothed: the answer far from every observation."""
+        return float((self._y[: self._n].sum() + 1.0) / (self._n + 2.0))
+
+    def _weights(self, P: np.ndarray, x: np.ndarray) -> np.ndarray:
+        z = (P - x) * self._inv_width
+        return np.exp(-0.5 * (z * z).sum(1))
+
+    # -- prediction ----------------------------------------------------------
+    def p_success(self, X: np.ndarray) -> np.ndarray:
+        """P(success) at each row of ``X`` (unit-cube points)."""
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        if self.failures == 0:
+            return np.ones(len(X))
+        if self.kind == "kernel":
+            return self._kernel(X)
+        return self._sklearn(X)
+
+    def _kernel(self, X: np.ndarray) -> np.ndarray:
+        ok = np.zeros(len(X))
+        alls = np.zeros(len(X))
+        D, y = self._X[: self._n], self._y[: self._n]
+        for start in range(0, len(X), 2048):  # bounded (rows x observations) temporaries
+            chunk = X[start:start + 2048]
+            z = (chunk[:, None, :] - D[None, :, :]) * self._inv_width
+            w = np.exp(-0.5 * (z * z).sum(-1))
+            ok[start:start + 2048] = w @ y
+            alls[start:start + 2048] = w.sum(1)
+        return (ok + self.prior()) / (alls + 1.0)
+
+    def _features(self, X: np.ndarray) -> np.ndarray:
+        """The forest's inputs: value indices, plus sums and differences of each pair of them.
+
+        Why pairs: tuning constraints are mostly about two parameters at a time
+        (block_x * block_y <= the thread limit, a tile that must divide a
+        block), which on the index view of power-of-two or ordered values is a
+        line x_i +- x_j <= c.  A tree splits on one feature at a time and can
+        only stair-step along such a line; with x_i + x_j as a feature it cuts
+        it exactly (measured in docs/TECHNIQUES.md).  Up to 12 coordinates
+        (66 pairs); beyond, the indices alone.
+        """
+        if self.kind != "forest":
+            return X
+        idx = X * self._inv_width
+        if self.dims < 2 or self.dims > 12:
+            return idx
+        i, j = np.triu_indices(self.dims, 1)
+        return np.hstack([idx, idx[:, i] + idx[:, j], idx[:, i] - idx[:, j]])
+
+    def _checkpoint(self) -> int:
+        """How many of the observations the fitted classifier uses: the last point of a fixed schedule.
+
+        The schedule (``refit_growth`` x the previous point, at least one more)
+        depends only on the count, so the fitted model is a function of the
+        observations, not of when anyone asked: a resumed run replays the
+        same trials and gets the same classifier.
+        """
+        m = 1
+        while True:
+            nxt = max(m + 1, int(math.ceil(m * self.refit_growth)))
+            if nxt > self._n:
+                return m
+            m = nxt
+
+    def _sklearn(self, X: np.ndarray) -> np.ndarray:
+        m = self._checkpoint()
+        if self._fitted_at != m:
+            D, y = self._features(self._X[:m]), self._y[:m]
+            if y.min() == y.max():
+                self._clf = float(y[0])
+            elif self.kind == "forest":
+                from sklearn.ensemble import RandomForestClassifier
+
+                self._clf = RandomForestClassifier(n_estimators=self.trees, random_state=m, n_jobs=1).fit(D, y)
+            else:
+                from sklearn.gaussian_process import GaussianProcessClassifier
+                from sklearn.gaussian_process.kernels import Matern
+
+                kernel = 1.0 * Matern(length_scale=np.full(self.dims, 0.3), nu=2.5)
+                self._clf = GaussianProcessClassifier(kernel=kernel, random_state=m).fit(D, y)
+            self._fitted_at = m
+            self._pool_p = None
+        if isinstance(self._clf, float):
+            p = np.full(len(X), self._clf)
+        else:
+            p = self._clf.predict_proba(self._features(X))[:, list(self._clf.classes_).index(1.0)]
+        # shrink towards the prior by one pseudo-observation, as the kernel rule does: never exactly 0
+        return np.clip(p, 0.0, 1.0) * (m / (m + 1.0)) + self.prior() / (m + 1.0)
+
+    # -- a fixed candidate pool, updated incrementally ------------------------
+    def set_pool(self, P: np.ndarray) -> None:
+        """Keep running kernel sums for the candidate pool ``P`` (kernel kind: O(N d) per new outcome)."""
+        self._pool = np.asarray(P, dtype=float)
+        self._pool_ok = np.zeros(len(self._pool))
+        self._pool_all = np.zeros(len(self._pool))
+        if self.kind == "kernel" and self._n:
+            D, y = self._X[: self._n], self._y[: self._n]
+            for start in range(0, len(self._pool), 2048):
+                chunk = self._pool[start:start + 2048]
+                z = (chunk[:, None, :] - D[None, :, :]) * self._inv_width
+                w = np.exp(-0.5 * (z * z).sum(-1))
+                self._pool_ok[start:start + 2048] = w @ y
+                self._pool_all[start:start + 2048] = w.sum(1)
+        self._pool_p = None
+
+    def pool_p_success(self, idx: np.ndarray | None = None) -> np.ndarray:
+        """P(success) at the pool's rows ``idx`` (all rows when None)."""
+        if self._pool is None:
+            raise TechniqueError("feasibility: pool_p_success() before set_pool(); call set_pool(candidates) first")
+        rows = np.arange(len(self._pool)) if idx is None else np.asarray(idx)
+        if self.failures == 0:
+            return np.ones(len(rows))
+        if self.kind != "kernel":
+            if self._fitted_at != self._checkpoint() or self._pool_p is None:
+                self._pool_p = self.p_success(self._pool)
+            return self._pool_p[rows]
+        return (self._pool_ok[rows] + self.prior()) / (self._pool_all[rows] + 1.0)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "observations": self._n, "failures": self.failures,
+                "counts": dict(sorted(self.counts.items())),
+                "prior": round(self.prior(), 4) if self._n else None}
+
+
+def accept(p: float, threshold: float, floor: float, u: float) -> bool:
+    """Whether a filter lets a candidate with success probability ``p`` through.
+
+    Above ``threshold`` always; below it with probability ``floor``, so that a
+    wrong model cannot shut a region (and a valid optimum next to the failure
+    boundary) out forever: it only makes the search pay for it less often.
+    """
+    if not math.isfinite(p):
+        return True
+    return p >= threshold or u < floor
