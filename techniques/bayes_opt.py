@@ -13,8 +13,13 @@ auto-tuning GPU kernels" (PMBS 2021, arXiv:2111.14991):
   to valid configurations, the best of several draws by the maximin
   criterion (Morris & Mitchell, J. Stat. Plan. Inference 1995); here at most
   a fifth of the budget, so a short budget is not spent on the design alone;
-* failed configurations: as in the paper, they are left out of the model and
+* failed configurations: as in the paper, they are left out of the GP and
   never proposed again (no penalty value distorts the GP's smoothness);
+  unlike the paper, a classifier learns where they lie
+  (:mod:`techniques.feasibility`, shared with the ensemble's other arms) and
+  the acquisition is EI x P(success), ranked among the candidates with
+  P >= 0.5 except in a share ``explore_failures`` (0.05) of the picks
+  (docs/TECHNIQUES.md, "Learning where configurations fail");
 * model: GP with a Matern 5/2 ARD kernel on the log objective, standardized
   (:mod:`techniques.gaussian_process`); hyperparameters by maximum marginal
   likelihood, refitted when the number of observations has grown by a
@@ -125,7 +130,9 @@ class BayesOpt(BaseTechnique):
     this share of the evaluations' cost and this many seconds (see the module
     docstring), ``incumbent`` ("mean": the plug-in incumbent, the lowest
     posterior mean at an evaluated configuration; "observed": the lowest
-    measured value).
+    measured value), ``explore_failures`` (0.05: the share of picks ranked by
+    EI x P(success) over every candidate, not only those with P >= 0.5) and
+    ``feasibility`` (the failure model's kind, "forest"; None: none).
     """
 
     name: ClassVar[str] = "BayesOpt"
