@@ -461,6 +461,123 @@ def _load(path: str) -> Any:
     return load_space(path)
 
 
+def _hls_run_one(name: str, label: str, seed: int, budget: int) -> dict[str, Any]:
+    """One tuner run on the real FPGA flow; every configuration measured once for the whole command."""
+    from ensemble import registry
+    from ensemble.technique import Trial
+
+    ev, memo, space = _HLS["ev"], _HLS["memo"], _HLS["space"]
+    tech = registry.create_technique(name, seed=seed)
+    tech.bind(space, budget=budget, rng=np.random.default_rng(seed))
+    values: list[float] = []
+    seen: set[str] = set()
+    measured_here = 0
+    stall = 0
+    while len(seen) < budget and not tech.done and stall < 2000:
+        configs = tech.propose(1)
+        if not configs:
+            break
+        for c in configs:
+            h = space.config_hash(c)
+            if h not in memo:
+                res = ev.flow(c)
+                cost = None if res.failure is not None else _HLS["score"](res)
+                memo[h] = {"config": c, "state": "OK" if cost is not None else res.failure.state,
+                           "cost": cost, "flow_s": res.seconds}
+                measured_here += 1
+            v = memo[h]["cost"]
+            v = math.inf if v is None else float(v)
+            dup = h in seen
+            stall = stall + 1 if dup else 0
+            seen.add(h)
+            if not dup:
+                values.append(v)
+            tech.observe(Trial(config=c, config_hash=h, value=v, state="OK" if math.isfinite(v) else "FAILED",
+                               technique=tech.credit_name(h), duplicate=dup, evaluation=len(seen)))
+    finite = [v for v in values if math.isfinite(v)]
+    return {"tuner": label, "seed": seed, "budget": budget, "evaluations": len(values),
+            "best": min(finite) if finite else None, "measured_here": measured_here}
+
+
+def _hls_pool_init(design: str, scenario: str, trial_limit: float, memo: Any, baseline: Any) -> None:
+    from apps.hls_flags.evaluator import HlsEvaluator
+    from apps.hls_flags.flow import score_flow
+
+    ev = HlsEvaluator(design, scenario=scenario, timeout=trial_limit)
+    ev._baseline = baseline
+    _HLS.update(ev=ev, memo=memo, space=ev.flags.to_search_space(),
+                score=lambda res: score_flow(res, baseline, scenario).metrics["cost"])
+
+
+def hls(args: argparse.Namespace) -> dict[str, Any]:
+    """DLMT, random search and the two ensembles on the real FPGA flow (yosys + nextpnr-ice40).
+
+    Every distinct configuration any run proposes is measured once (a real
+    flow run) and its cost kept in ``--cache``, a recorded table that later
+    runs of the command replay instead of measuring again (the flow is
+    deterministic for a configuration: nextpnr's seed is a tuned parameter).
+    The cost is Bruel's weighted normalized sum against the default
+    configuration (1.0 = the default; lower is better).
+    """
+    import multiprocessing
+
+    from apps.hls_flags.evaluator import HlsEvaluator
+
+    cache_path = Path(args.cache)
+    cache: dict[str, Any] = {"format": "bench_doe.hls_cache.v1", "design": args.design, "scenario": args.scenario,
+                             "entries": {}}
+    if cache_path.exists():
+        cache = json.loads(cache_path.read_text())
+    ev = HlsEvaluator(args.design, scenario=args.scenario, timeout=args.trial_limit)
+    space = ev.flags.to_search_space()
+    baseline = ev.baseline()
+    for extra in args.prefill:  # rows of an `hls-table` file: measured configurations
+        for r in json.loads(Path(extra).read_text())["rows"]:
+            cache["entries"].setdefault(space.config_hash(r["config"]), {k: r.get(k) for k in
+                                                                         ("config", "state", "cost", "flow_s")})
+    card_label, card = _design_card()
+    tuners = [("DLMT", "dlmt"), ("random search", "Random"), ("default ensemble", "default"), (card_label, card)]
+    tuners = [t for t in tuners if t[0].split(" ")[0].lower() in args.only or not args.only]
+    out: dict[str, Any] = {"command": "python -m scripts.bench_doe " + " ".join(sys.argv[1:]),
+                           "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                           "app": f"hls_flags {args.design} {args.scenario} (yosys + nextpnr-ice40, up5k)",
+                           "seeds": args.seeds, "budgets": args.budgets, "runs": []}
+    manager = multiprocessing.Manager()
+    memo = manager.dict(cache["entries"])
+    before = len(memo)
+    if args.json_out and Path(args.json_out).exists():  # a cut command continues: finished runs are kept
+        out["runs"] = [r for r in json.loads(Path(args.json_out).read_text())["runs"] if r.get("error") is None]
+    finished = {(r["tuner"], r["seed"], r["budget"]) for r in out["runs"]}
+    tasks = [(name, label, args.seed + s, b) for b in args.budgets for s in range(args.seeds) for label, name in tuners
+             if (label, args.seed + s, b) not in finished]
+    ctx = multiprocessing.get_context("fork")
+    t0 = time.monotonic()
+    with ctx.Pool(args.jobs, initializer=_hls_pool_init,
+                  initargs=(args.design, args.scenario, args.trial_limit, memo, baseline)) as pool:
+        for row in pool.imap_unordered(_hls_star, tasks):
+            out["runs"].append(row)
+            out["measured"] = len(memo) - before
+            out["seconds"] = time.monotonic() - t0
+            print(f"hls {row['tuner']:40s} seed {row['seed']} budget {row['budget']}: best {row['best']} "
+                  f"({row['evaluations']} evaluations, {row['measured_here']} measured)", file=sys.stderr, flush=True)
+            cache["entries"] = dict(memo)
+            cache_path.write_text(json.dumps(cache))
+            if args.json_out:
+                Path(args.json_out).write_text(json.dumps(out, indent=1))
+    ev.close()
+    return out
+
+
+def _hls_star(task: tuple[Any, ...]) -> dict[str, Any]:
+    """One run; a tuner that raises is recorded with its error (the other runs go on)."""
+    try:
+        return _hls_run_one(*task)
+    except Exception as exc:  # noqa: BLE001 - a benchmark row, not a crash of the whole table
+        _, label, seed, budget = task
+        return {"tuner": label, "seed": seed, "budget": budget, "evaluations": None, "best": None,
+                "measured_here": None, "error": f"{type(exc).__name__}: {exc}"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m scripts.bench_doe", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="part")
@@ -506,7 +623,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     h.add_argument("--trial-limit", type=float, default=120.0, help="seconds per flow (beyond: TIMEOUT, recorded)")
     h.add_argument("--time-cap", type=float, default=3000.0, help="stop measuring after this many seconds")
     h.add_argument("--out", default="docs/doe_results/hls_crc32_balanced.json")
+    g = sub.add_parser("hls", help="DLMT vs random and the ensembles on the real FPGA flow (each configuration measured once)")
+    g.add_argument("--design", default="crc32")
+    g.add_argument("--scenario", default="balanced")
+    g.add_argument("--seeds", type=int, default=1)
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--budgets", type=lambda s: [int(x) for x in s.split(",")], default=[25, 56])
+    g.add_argument("--only", type=lambda s: [x.lower() for x in s.split(",") if x], default=[])
+    g.add_argument("--jobs", type=int, default=2)
+    g.add_argument("--trial-limit", type=float, default=120.0)
+    g.add_argument("--cache", default="docs/doe_results/hls_crc32_balanced_cache.json")
+    g.add_argument("--prefill", action="append", default=[], help="an hls-table file whose rows join the cache")
+    g.add_argument("--json-out", default=None)
     args = p.parse_args(argv)
+    if args.part == "hls":
+        hls(args)
+        return 0
     if args.part == "hls-table":
         hls_table(args)
         return 0

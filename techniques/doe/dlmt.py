@@ -12,8 +12,10 @@ Section III, Figure 2, steps 1-8, one iteration per ``yield``:
    sampled from the valid sub-space (Section IV-B; appendix F, Table 2: 1000
    candidates);
 4. measure the design (one batch: the points are independent);
-5. ANOVA on the measurements, factors with a term at Pr(>F) < significance
-   are significant (Section IV-A, Table II);
+5. ANOVA on the measurements (on the log of the response by default: the
+   homoscedasticity correction by power transformation of Section III),
+   factors with a term at Pr(>F) < significance are significant (Section
+   IV-A, Table II);
 6-7. fit the model of the significant factors on the same data;
 8. predict the best levels over the valid sub-space (Section V-A: "the
    complete set of valid level combinations", a sample when it is too large),
@@ -22,7 +24,9 @@ Section III, Figure 2, steps 1-8, one iteration per ``yield``:
    remaining factors.
 
 After ``steps`` iterations (Section V-B ran 4), or when no factor is left,
-the technique is done; the run's answer is the best measured configuration.
+the budget still unspent goes to uniform samples of the last sub-space
+(``rest="sample"``; step 8's "neighborhood exploration"), then the technique
+is done; the run's answer is the best measured configuration.
 Every place where this differs from the paper is listed, with the reason, in
 docs/DOE.md ("Differences from the paper").
 
@@ -82,7 +86,12 @@ class DLMT(BaseTechnique):
     formula such as ``"time ~ a + I(1/b)"``), ``candidates`` (candidate-set
     size, default 1000), ``sampling`` (candidate strategy of appendix F),
     ``prediction_limit`` (sub-spaces up to this many valid points are
-    enumerated for the prediction step; larger ones are sampled).
+    enumerated for the prediction step; larger ones are sampled),
+    ``transform`` (Section III's correction for non-constant variance:
+    ``log`` by default, ``boxcox`` (exponent of greatest likelihood),
+    ``checked-boxcox`` (only after the score test rejects), ``none``), ``rest``
+    (``sample``: the budget left after the steps goes to the last sub-space;
+    ``stop``: done after the steps, as in the paper and as a bandit arm should).
     """
 
     name: ClassVar[str] = "dlmt"
@@ -92,7 +101,7 @@ class DLMT(BaseTechnique):
     def __init__(self, *, seed: int | None = None, steps: int = 4, design_size: int | None = None,
                  significance: float = 0.05, terms: str = "auto", candidates: int = 1000,
                  sampling: str = "uniform", extra_runs: int = 4, prediction_limit: int = 20_000,
-                 prediction_samples: int = 5000, transform: str = "boxcox", rest: str = "sample",
+                 prediction_samples: int = 5000, transform: str = "log", rest: str = "sample",
                  **options: Any) -> None:
         super().__init__(seed=seed, **options)
         if not isinstance(steps, int) or steps < 1:
@@ -299,10 +308,10 @@ class DLMT(BaseTechnique):
                         seen.add(h)
                         picks.append(c)
         if picks:
+            self.rest_log = {"fixed": dict(sub.fixed), "measured": len(picks), "best": None}
             values = yield picks
             finite = [v for v in values if math.isfinite(v)]
-            self.rest_log = {"fixed": dict(sub.fixed), "measured": len(picks),
-                             "best": min(finite) if finite else None}
+            self.rest_log["best"] = min(finite) if finite else None
 
     def _spent(self) -> int:
         return len(self._requested)

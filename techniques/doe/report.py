@@ -52,7 +52,8 @@ def render_markdown(tech: Any) -> str:
     lines = ["# DLMT report", "",
              (f"Technique options: steps={tech.n_steps}, design_size={tech.design_size or 'p + ' + str(tech.extra_runs)}, "
               f"significance={tech.significance}, terms={tech.terms!r}, candidates={tech.n_candidates} "
-              f"({tech.sampling}), budget={tech.budget}."), "",
+              f"({tech.sampling}), transform={getattr(tech, 'transform', 'none')}, rest={getattr(tech, 'rest', 'stop')}, "
+              f"budget={tech.budget}."), "",
              f"Fixed at the end: {_cfg(_all_fixed(tech)) or 'nothing'}.",
              f"Best measured: {_num(tech.best_value)} at {_cfg(tech.best_config or {})}.", ""]
     for s in tech.steps:
@@ -81,6 +82,9 @@ def render_markdown(tech: Any) -> str:
             for i, row in enumerate(s["design"], 1):
                 lines.append(f"| {i} | " + " | ".join(str(row["config"][n]) for n in names)
                              + f" | {_num(row['value'])} |")
+        if s.get("transform"):
+            ncv = f" (score test for non-constant variance: Pr = {_num(s['ncv_p'])})" if "ncv_p" in s else ""
+            lines.append(f"- response transform for the ANOVA and the model: {s['transform']}{ncv}")
         if "anova" in s:
             lines += ["", f"ANOVA (F test of each term, the others kept) of `{s['analysed_model']}`, R^2 = {_num(s.get('r2'))}:", "",
                       "| term | Df | Sum Sq | F value | Pr(>F) | |", "|---|---|---|---|---|---|"]

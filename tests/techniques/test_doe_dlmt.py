@@ -219,6 +219,17 @@ def test_singular_design_drops_aliased_terms_and_reports_them() -> None:
     assert "aliased" in tech.state_dict()["report_files"]["dlmt.md"]
 
 
+def test_valid_set_smaller_than_the_model_is_searched_without_error() -> None:
+    """Singular for every design: 3 valid points, quadratic model of 2 factors (6 coefficients)."""
+    s = SearchSpace().add(Integer("a", 0, 4), Integer("b", 0, 4))
+    s.require("a == b and a <= 2")
+    tech = DLMT(terms="quadratic")
+    log = run_technique(tech, s, lambda c: (c["a"] - 1) ** 2 + 1.0, budget=20, seed=0)
+    assert all(s.is_valid(c) for c in log.proposals)
+    assert log.unique == 3 and tech.done, "every valid point measured, then done"
+    assert log.trace[-1][1] == 1.0
+
+
 class _Killed(BaseException):
     """Stands for kill -9 in the middle of a measurement (not an Exception: the driver cannot catch it)."""
 
