@@ -18,11 +18,22 @@ the constants of OpenTuner's bandit) over
 * C: the same differential evolution and pattern search.
 
 Each arm is our technique of that name with OpenTuner's constants; the
-algorithms themselves are ours (unit-cube encodings, random keys for
-permutations), so a run reproduces OpenTuner's choice of search, not its
-exact trajectory. Unlike our ``default`` there is no model arm and no rule
-that leaves Nelder-Mead out on spaces without a continuous parameter
-(OpenTuner's own ensemble keeps it everywhere).
+algorithms themselves are ours, so a run reproduces OpenTuner's choice of
+search, not its exact trajectory. Where they differ:
+
+* mutation rates apply per unit-cube coordinate here, per parameter in
+  OpenTuner (a permutation of k items is k coordinates here, one parameter
+  there, which OpenTuner's uniform mutation re-shuffles whole);
+* a permutation is searched as random keys (Bean 1994); OpenTuner's normal
+  greedy mutation picks one of the parameter's own operators (shuffle, or
+  swaps of neighbours with probability 0.25 each);
+* our Nelder-Mead works in the unit cube over every parameter and restarts
+  from the best known point; OpenTuner's ``RandomNelderMead`` starts from a
+  random simplex over the primitive parameters only.
+
+Unlike our ``default`` there is no model arm and no rule that leaves
+Nelder-Mead out on spaces without a continuous parameter (OpenTuner's own
+ensemble keeps it everywhere).
 """
 
 from __future__ import annotations
