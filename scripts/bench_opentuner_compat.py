@@ -21,7 +21,9 @@ once per NAME, with ``--technique NAME`` added to the app's flags (rows
 ``app --technique NAME``); OpenTuner is not run.
 
 Writes the per-run numbers as JSON (--out) and prints the Markdown table
-that docs/OPENTUNER.md carries.
+that docs/OPENTUNER.md carries. docs/opentuner_compat_bench.json holds
+several such files merged by hand: ``apps`` (runs of the table, from the
+commands docs/OPENTUNER.md names) and ``diagnosis`` (``--technique`` runs).
 """
 
 from __future__ import annotations
@@ -195,13 +197,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=10, help="seeds per app and tuner (default 10)")
     parser.add_argument("--apps", nargs="*", default=[c.name for c in CASES], help="case names (default all)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds one run may take")
-    parser.add_argument("--out", default=str(ROOT / "docs" / "opentuner_compat_bench.json"))
+    parser.add_argument("--out", default=None,
+                        help="JSON file (default docs/opentuner_compat_bench.json; with --technique: none)")
     parser.add_argument("--technique", nargs="+", metavar="NAME",
                         help="ours only, once per technique NAME given to the app as --technique NAME")
     ns = parser.parse_args(argv)
     results: dict[str, Any] = {}
     if ns.technique:
         return _variants(ns, results)
+    ns.out = ns.out or str(ROOT / "docs" / "opentuner_compat_bench.json")
     for case in CASES:
         if case.name not in ns.apps:
             continue
@@ -240,7 +244,8 @@ def _variants(ns: argparse.Namespace, results: dict[str, Any]) -> int:
                 "direction": "max" if case.maximize else "min", "ours": _summary(runs), "opentuner": None,
                 "runs": {"ours": [vars(r) for r in runs]},
             }
-            Path(ns.out).write_text(json.dumps(results, indent=1, sort_keys=True))
+            if ns.out:
+                Path(ns.out).write_text(json.dumps(results, indent=1, sort_keys=True))
     print(table(results))
     return 0
 
