@@ -53,7 +53,7 @@ import numpy as np
 
 from ensemble.errors import TechniqueError
 
-__all__ = ["FAILURE_STATES", "FeasibilityModel", "KINDS"]
+__all__ = ["FAILURE_STATES", "KINDS", "FeasibilityModel", "accept"]
 
 #: the states a failed trial carries (ensemble.result.TrialState): all count as failures by default
 FAILURE_STATES: tuple[str, ...] = ("FAILED", "TIMEOUT", "INVALID")
@@ -209,7 +209,7 @@ class FeasibilityModel:
         """
         m = 1
         while True:
-            nxt = max(m + 1, int(math.ceil(m * self.refit_growth)))
+            nxt = max(m + 1, math.ceil(m * self.refit_growth))
             if nxt > self._n:
                 return m
             m = nxt
