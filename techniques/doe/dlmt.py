@@ -12,10 +12,10 @@ Section III, Figure 2, steps 1-8, one iteration per ``yield``:
    sampled from the valid sub-space (Section IV-B; appendix F, Table 2: 1000
    candidates);
 4. measure the design (one batch: the points are independent);
-5. ANOVA on the measurements (on the log of the response by default: the
-   homoscedasticity correction by power transformation of Section III),
-   factors with a term at Pr(>F) < significance are significant (Section
-   IV-A, Table II);
+5. ANOVA on the measurements (``transform`` offers the homoscedasticity
+   correction by power transformation of Section III; off by default, see
+   docs/DOE.md), factors with a term at Pr(>F) < significance are
+   significant (Section IV-A, Table II);
 6-7. fit the model of the significant factors on the same data;
 8. predict the best levels over the valid sub-space (Section V-A: "the
    complete set of valid level combinations", a sample when it is too large),
@@ -88,8 +88,8 @@ class DLMT(BaseTechnique):
     ``prediction_limit`` (sub-spaces up to this many valid points are
     enumerated for the prediction step; larger ones are sampled),
     ``transform`` (Section III's correction for non-constant variance:
-    ``log`` by default, ``boxcox`` (exponent of greatest likelihood),
-    ``checked-boxcox`` (only after the score test rejects), ``none``), ``rest``
+    ``none`` by default, ``log``, ``boxcox`` (exponent of greatest
+    likelihood), ``checked-boxcox`` (only after the score test rejects)), ``rest``
     (``sample``: the budget left after the steps goes to the last sub-space;
     ``stop``: done after the steps, as in the paper and as a bandit arm should).
     """
@@ -101,7 +101,7 @@ class DLMT(BaseTechnique):
     def __init__(self, *, seed: int | None = None, steps: int = 4, design_size: int | None = None,
                  significance: float = 0.05, terms: str = "auto", candidates: int = 1000,
                  sampling: str = "uniform", extra_runs: int = 4, prediction_limit: int = 20_000,
-                 prediction_samples: int = 5000, transform: str = "log", rest: str = "sample",
+                 prediction_samples: int = 5000, transform: str = "none", rest: str = "sample",
                  **options: Any) -> None:
         super().__init__(seed=seed, **options)
         if not isinstance(steps, int) or steps < 1:
