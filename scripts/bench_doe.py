@@ -20,6 +20,11 @@ Two parts, one command each:
   output), and Fedorov against coordinate exchange on one smaller case.
 
       python -m scripts.bench_doe designs --json-out docs/doe_results/designs.json
+
+* ``hls``: the same four tuners on the real FPGA flow (apps/hls_flags,
+  yosys + nextpnr-ice40), every distinct configuration measured once into a
+  cache that later runs replay (``hls-table`` measures a uniform sample
+  into a table that can pre-fill it); docs/DOE.md has the command.
 """
 
 from __future__ import annotations
@@ -381,7 +386,6 @@ def hls_table(args: argparse.Namespace) -> dict[str, Any]:
     already in ``--out`` are not run again, so a cut run can be continued.
     The cost is Bruel's weighted normalized sum against the default's flow.
     """
-    from apps.flags.evaluation import Evaluation
     from apps.hls_flags.evaluator import HlsEvaluator
     from apps.hls_flags.flow import FlowResult, score_flow
 
@@ -417,7 +421,6 @@ def hls_table(args: argparse.Namespace) -> dict[str, Any]:
               f"{min(ok) if ok else None}", file=sys.stderr, flush=True)
         out_path.write_text(json.dumps(table, indent=None))
 
-    _ = Evaluation  # the flow's failure states (FAILED / TIMEOUT) are kept as recorded
     import multiprocessing
 
     ctx = multiprocessing.get_context("fork")
