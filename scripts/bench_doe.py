@@ -549,8 +549,8 @@ def hls(args: argparse.Namespace) -> dict[str, Any]:
     memo = manager.dict(cache["entries"])
     before = len(memo)
     if args.json_out and Path(args.json_out).exists():  # a cut command continues: finished runs are kept
-        out["runs"] = [r for r in json.loads(Path(args.json_out).read_text())["runs"] if r.get("error") is None]
-    finished = {(r["tuner"], r["seed"], r["budget"]) for r in out["runs"]}
+        out["runs"] = json.loads(Path(args.json_out).read_text())["runs"]
+    finished = {(r["tuner"], r["seed"], r["budget"]) for r in out["runs"] if r.get("error") is None}
     tasks = [(name, label, args.seed + s, b) for b in args.budgets for s in range(args.seeds) for label, name in tuners
              if (label, args.seed + s, b) not in finished]
     ctx = multiprocessing.get_context("fork")
@@ -558,7 +558,8 @@ def hls(args: argparse.Namespace) -> dict[str, Any]:
     with ctx.Pool(args.jobs, initializer=_hls_pool_init,
                   initargs=(args.design, args.scenario, args.trial_limit, memo, baseline)) as pool:
         for row in pool.imap_unordered(_hls_star, tasks):
-            out["runs"].append(row)
+            key = (row["tuner"], row["seed"], row["budget"])  # a retried run replaces its earlier error
+            out["runs"] = [r for r in out["runs"] if (r["tuner"], r["seed"], r["budget"]) != key] + [row]
             out["measured"] = len(memo) - before
             out["seconds"] = time.monotonic() - t0
             print(f"hls {row['tuner']:40s} seed {row['seed']} budget {row['budget']}: best {row['best']} "
