@@ -24,6 +24,12 @@ when the GP stalls, scored lower too (docs/TECHNIQUES.md, "Round 4").  On a
 space with a continuous parameter the AUC bandit shares the trials among
 all arms, as before: there a GP over a sampled pool cannot polish an optimum
 to 1e-6, and Nelder-Mead, which can, must get trials (4-D Rosenbrock).
+
+Failures: the ensemble learns one failure model from every trial
+(:mod:`techniques.feasibility`, a random forest) and shares it with its
+arms: BayesOpt weighs expected improvement by P(success), the population
+and simplex arms answer likely failures locally (docs/TECHNIQUES.md,
+"Learning where configurations fail").
 """
 
 from __future__ import annotations
