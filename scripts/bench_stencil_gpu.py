@@ -266,7 +266,7 @@ def plot_records(path: str, out: str | None = None) -> str:
     n = len(r0.get("searches", []))
     ax.set_title(f"{r0.get('device', '?')}: copy {r0.get('copy_bandwidth_gbs', 0):.0f} GB/s; "
                  f"budget {r0.get('budget')}, {n} search(es) per stencil", fontsize=9)
-    ax.legend(fontsize=7, loc="upper right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     out = out or os.path.splitext(path)[0] + ".png"
     fig.savefig(out, dpi=120)
