@@ -50,6 +50,23 @@ def _key(v: Any) -> Any:
     return tuple(v) if isinstance(v, list) else v
 
 
+def _order(v: Any) -> tuple[Any, ...]:
+    """A sort key for values of mixed types.
+
+    Why: a parameter's levels may mix ``None`` ("option not given", as in the
+    HLS flag spaces) with numbers or strings, which Python refuses to compare.
+    """
+    if v is None:
+        return (0, 0)
+    if isinstance(v, (bool, int, float, np.integer, np.floating)):
+        return (1, float(v))
+    if isinstance(v, str):
+        return (2, v)
+    if isinstance(v, (list, tuple)):
+        return (3, tuple(_order(x) for x in v))
+    return (4, repr(v))
+
+
 class GroupSearch:
     """Ask/tell search of ``group`` over its re-indexed ``tuples`` around ``base``."""
 
@@ -94,7 +111,7 @@ class GroupSearch:
         self.tuples: list[list[tuple[Any, ...]]] = []
         for g, ts in zip(self.groups, lists):
             uniq = sorted({tuple(_key(v) for v in t): tuple(t) for t in ts}.values(),
-                          key=lambda t: tuple(_key(v) for v in t))
+                          key=lambda t: tuple(_order(v) for v in t))
             self.tuples.append(uniq or [tuple(self.base[n] for n in g)])
         self.index = [{tuple(_key(v) for v in t): i for i, t in enumerate(ts)} for ts in self.tuples]
         self.stop = stop or ApproximateStop()

@@ -101,6 +101,27 @@ def test_mostly_failing_space_is_searched(name: str) -> None:
     assert math.isfinite(log.best_value), f"{name} found no working configuration in 80 evaluations"
 
 
+def flag_space() -> SearchSpace:
+    """Compiler/HLS-style levels: None ("option not given") beside numbers and strings."""
+    return SearchSpace().add(Enum("unroll", [None, 2, 4, 8]), Enum("sched", [None, "asap", "alap"]),
+                             Enum("pipe", [None, True, False]), Integer("x", 0, 9),
+                             Enum("ratio", [None, 0.5, 1]))
+
+
+def flag_objective(c: dict[str, Any]) -> float:
+    return ((0 if c["unroll"] is None else c["unroll"]) + (c["sched"] == "asap") + abs(c["x"] - 3)
+            + (0.0 if c["ratio"] is None else c["ratio"]))
+
+
+@pytest.mark.parametrize("name", OURS)
+def test_levels_of_mixed_types(name: str) -> None:
+    """Levels Python cannot compare with each other (None < 2 fails) never break a technique."""
+    space = flag_space()
+    log = run(name, space, flag_objective, budget=40, seed=4)
+    assert log.proposals and all(space.is_valid(c) for c in log.proposals)
+    assert math.isfinite(log.best_value)
+
+
 @pytest.mark.parametrize("name", OURS)
 def test_small_space_ends_without_hanging(name: str) -> None:
     """A space smaller than the budget: the run ends (space exhausted or only repeats)."""

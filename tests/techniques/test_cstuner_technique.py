@@ -112,6 +112,20 @@ def test_one_parameter_space() -> None:
     assert tech.groups == [["x"]] and log.unique == 60 and log.best_value <= 4
 
 
+def test_levels_of_mixed_types_as_in_flag_spaces() -> None:
+    # HLS/compiler flag spaces use None for "option not given" beside numbers and strings
+    space = SearchSpace().add(Enum("unroll", [None, 2, 4, 8]), Enum("sched", [None, "asap", "alap"]),
+                              Enum("pipe", [None, True, False]), Integer("x", 0, 9))
+
+    def cost(c: dict) -> float:
+        return (0.0 if c["unroll"] is None else c["unroll"]) + (c["sched"] == "asap") + abs(c["x"] - 3)
+
+    tech = CsTuner(seed=5, samples=12)
+    log = run_technique(tech, space, cost, budget=80, seed=5)
+    assert log.unique == 80 and all(space.is_valid(c) for c in log.proposals)
+    assert log.best_value <= 1.0
+
+
 def test_every_configuration_fails_uses_the_budget_without_crashing() -> None:
     tech = CsTuner(seed=7, samples=10)
     log = run_technique(tech, stencil_like(), lambda c: math.inf, budget=50, seed=7)
