@@ -640,20 +640,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     g.add_argument("--prefill", action="append", default=[], help="an hls-table file whose rows join the cache")
     g.add_argument("--json-out", default=None)
     args = p.parse_args(argv)
-    if args.part == "hls":
-        hls(args)
-        return 0
-    if args.part == "hls-table":
-        hls_table(args)
-        return 0
-    if args.part == "stencil":
-        stencil(args)
-        return 0
-    if args.part == "explain":
-        explain(args)
-        return 0
-    if args.part == "designs":
-        designs(args)
+    parts = {"hls": hls, "hls-table": hls_table, "stencil": stencil, "explain": explain, "designs": designs}
+    if args.part in parts:
+        parts[args.part](args)
         return 0
     if args.part is None:
         args = p.parse_args(["replay", *(argv or sys.argv[1:])])

@@ -49,7 +49,7 @@ Table 2c).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -369,6 +369,21 @@ class _Renderer:
         return decls + stores
 
 
+
+def _end_of_step(st: Stencil, keys: Iterable[tuple[str, int, int]], cols: Mapping[Any, Sequence[int]],
+                 qn: Mapping[Any, str], tiled: Iterable[str], pz: int) -> list[str]:
+    """The end of one z step of a streamed kernel: shift each register queue by one
+    plane, advance the pointers and the shared tiles' offsets, close the loop.
+
+    Why one function: the register-queue and the ring-buffer kernels end their
+    steps the same way, and a fix to one must reach the other.
+    """
+    lines = [f"    {qn[k]}_{t} = {qn[k]}_{t + 1};" for k in keys for t in range(cols[k][1] - cols[k][0])]
+    lines.extend(_advance(st, pz))
+    lines.extend(f"    t_{arr} += {pz};" for arr in sorted(tiled))
+    lines.append("  }")
+    return lines
+
 def generate_cuda(st: Stencil, c: Mapping[str, Any]) -> CudaKernelSpec:
     """Source and launch geometry of configuration ``c``; raises ValueError when illegal.
 
@@ -629,13 +644,7 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
         for o, e in st.outputs:
             items.append((lambda v, o=o, off=oy * PX + ox: _store(c, o, off, v), e, leaf))
     L.extend("    " + s for s in rend.statements(items))
-    for k in keys:
-        lo, hi = cols[k]
-        for t in range(hi - lo):
-            L.append(f"    {qn[k]}_{t} = {qn[k]}_{t + 1};")
-    L.extend(_advance(st, PZ))
-    L.extend(f"    t_{arr} += {PZ};" for arr in sorted(staged))
-    L.append("  }")
+    L.extend(_end_of_step(st, keys, cols, qn, staged, PZ))
     return L
 
 
@@ -761,13 +770,7 @@ def _ring_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int, int]
             items.append((lambda v, o=o, off=oy * PX + ox: _store(c, o, off, v), e, leaf))
     L.extend("    " + s for s in rend.statements(items))
     L.append("    __syncthreads();  // the oldest slot is overwritten next step")
-    for k in keys:
-        lo, hi = cols[k]
-        for t in range(hi - lo):
-            L.append(f"    {qn[k]}_{t} = {qn[k]}_{t + 1};")
-    L.extend(_advance(st, PZ))
-    L.extend(f"    t_{arr} += {PZ};" for arr in sorted(planes))
-    L.append("  }")
+    L.extend(_end_of_step(st, keys, cols, qn, planes, PZ))
     return L
 
 
