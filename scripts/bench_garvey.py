@@ -32,8 +32,9 @@ import argparse
 import json
 import math
 import sys
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -145,23 +146,43 @@ class Cache:
         self.builder = builder
         self.deadline = deadline
         self.rec: dict[str, dict[str, Any]] = {}
+        self.inflight: dict[str, Any] = {}  # hash -> Future of a build submitted but not yet recorded
+        self._lock = threading.Lock()
 
     def _record(self, h: str, res: Any, compile_s: float, run_s: float, compiled: bool) -> None:
         self.rec[h] = _record(res, compile_s, run_s, compiled)
 
     def _measure_procs(self, todo: dict[str, dict[str, Any]]) -> None:
-        """Each configuration built and timed by a worker process (``ProcBuilder``)."""
+        """Each configuration built and timed by a worker process (``ProcBuilder``).
+
+        Several strategies may call this at once (``--concurrent``): a configuration another strategy
+        already submitted is waited for, never built twice.
+        """
+        from concurrent.futures import wait
+
         r = self.runner
         kw = {"limits": r.limits, "image_layout": r.image_layout, "sample": r.sample, **r.timing}
-        futs = {self.builder.pool.submit(_worker_measure, self.bench, self.size, kw, c, self.max_launch): h  # type: ignore[union-attr]
-                for h, c in todo.items()}
-        for f in as_completed(futs):
-            if self.deadline is not None and time.perf_counter() > self.deadline:
-                for g in futs:
-                    g.cancel()
-                print("    deadline: unfinished builds dropped", flush=True)
-                return
-            self.rec[futs[f]] = f.result()
+        waits: dict[Any, str] = {}
+        with self._lock:
+            for h, c in todo.items():
+                if h in self.rec:
+                    continue
+                f = self.inflight.get(h)
+                if f is None:
+                    f = self.builder.pool.submit(_worker_measure, self.bench, self.size, kw, c,  # type: ignore[union-attr]
+                                                 self.max_launch)
+                    self.inflight[h] = f
+                waits[f] = h
+        left = None if self.deadline is None else max(0.0, self.deadline - time.perf_counter())
+        done, not_done = wait(list(waits), timeout=left)
+        with self._lock:
+            for f in done:
+                self.rec[waits[f]] = f.result()
+                self.inflight.pop(waits[f], None)
+        if not_done:
+            for f in not_done:
+                f.cancel()
+            print("    deadline: unfinished builds dropped", flush=True)
 
     def measure(self, configs: list[dict[str, Any]]) -> None:
         todo: dict[str, dict[str, Any]] = {}
@@ -258,8 +279,11 @@ def measure(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     done: list[dict[str, Any]] = json.loads(out.read_text()) if out.exists() else []
 
+    save_lock = threading.RLock()  # strategies of a concurrent phase finish in several threads
+
     def save(partial: dict[str, Any] | None) -> None:
-        out.write_text(json.dumps(done + ([partial] if partial else []), indent=1, default=str))
+        with save_lock:
+            out.write_text(json.dumps(done + ([partial] if partial else []), indent=1, default=str))
     dev = f"{be.device.name} ({be.device.platform.name})"
     print(f"device: {dev}; size {args.size}^3", flush=True)
     if args.names:
@@ -293,20 +317,13 @@ def measure(args: argparse.Namespace) -> int:
                       deadline=t_start + args.hard_limit, bench=b.name, size=args.size)
         res: dict[str, Any] = {"benchmark": b.name, "features": b.features(), "size": args.size, "device": dev,
                                "cap": args.cap, "repeats": args.repeats, "strategies": {}}
-        for s in strategies:
-            if time.perf_counter() - t_start > args.hard_limit:
-                print(f"  hard limit: {s} and later strategies skipped", flush=True)
-                res["incomplete"] = True
-                break
-            ts = time.perf_counter()
+        def jobs(s: str, b: Any = b, hints: Any = hints) -> list[tuple[str, Any, int | None, dict[str, Any]]]:
+            """(result key, technique, budget, extra fields) for strategy name ``s``."""
             if s in HEURISTICS:
-                for ld in loadings:
-                    t = create_technique("garvey", seed=args.seed, heuristic=s, loading=ld, hints=hints,
-                                         repeats=args.repeats)
-                    res["strategies"][f"{s}:{ld}"] = run_strategy(t, cache, args.cap, args.seed)
-                    print(f"    {s}:{ld} {res['strategies'][f'{s}:{ld}']['configs']} configurations, "
-                          f"{time.perf_counter() - ts:.0f} s", flush=True)
-            elif s.endswith("+RF") and s[:-3] in HEURISTICS:
+                return [(f"{s}:{ld}", create_technique("garvey", seed=args.seed, heuristic=s, loading=ld,
+                                                       hints=hints, repeats=args.repeats), args.cap, {})
+                        for ld in loadings]
+            if s.endswith("+RF") and s[:-3] in HEURISTICS:
                 from techniques.garvey.predictor import LoadingPredictor
 
                 h = s[:-3]
@@ -315,25 +332,48 @@ def measure(args: argparse.Namespace) -> int:
                 ld = LoadingPredictor(seed=1).fit(train, key).predict(b.features())
                 t = create_technique("garvey", seed=args.seed, heuristic=h, loading=ld, hints=hints,
                                      repeats=args.repeats)
-                res["strategies"][s] = {**run_strategy(t, cache, args.cap, args.seed), "loading": ld,
-                                        "model_heuristic": key, "model_kernels": len(train)}
-            elif s == "Rand":
-                res["strategies"]["Rand"] = run_strategy(create_technique("GarveyRand", seed=args.seed,
-                                                                          samples=args.rand_samples),
-                                                         cache, None, args.seed)
-            elif s == "Exhaustive":  # every configuration: the true optimum where the space is small enough
-                res["strategies"]["Exhaustive"] = run_strategy(create_technique("ExpS", seed=args.seed, rules=False),
-                                                               cache, None, args.seed)
-            elif s == "ExpS":
-                res["strategies"]["ExpS"] = run_strategy(create_technique("ExpS", seed=args.seed), cache, args.cap,
-                                                         args.seed)
+                return [(s, t, args.cap, {"loading": ld, "model_heuristic": key, "model_kernels": len(train)})]
+            if s == "Rand":
+                return [("Rand", create_technique("GarveyRand", seed=args.seed, samples=args.rand_samples), None, {})]
+            if s == "Exhaustive":  # every configuration: the true optimum where the space is small enough
+                return [("Exhaustive", create_technique("ExpS", seed=args.seed, rules=False), None, {})]
+            if s == "ExpS":
+                return [("ExpS", create_technique("ExpS", seed=args.seed), args.cap, {})]
+            return [(s, create_technique(s, seed=args.seed), args.budget, {})]
+
+        # phases: Rand alone first when listed first; with --concurrent and worker processes, every later
+        # strategy runs at once on the shared cache (kernels are still timed one at a time)
+        phases = [[x] for x in strategies]
+        if args.concurrent and builder is not None:
+            first = [x for x in strategies[:1] if x == "Rand"]
+            phases = ([first] if first else []) + [[x for x in strategies if x not in first]]
+        for phase in phases:
+            if time.perf_counter() - t_start > args.hard_limit:
+                print(f"  hard limit: {', '.join(phase)} and later strategies skipped", flush=True)
+                res["incomplete"] = True
+                break
+            ts = time.perf_counter()
+            js = [j for x in phase for j in jobs(x)]
+
+            def one(job: tuple[str, Any, int | None, dict[str, Any]], res: dict[str, Any] = res, cache: Cache = cache,
+                    ts: float = ts) -> None:
+                key, tech, budget, extra = job
+                got = {**run_strategy(tech, cache, budget, args.seed), **extra}
+                with save_lock:
+                    res["strategies"][key] = got
+                    save(res)
+                print(f"    {key}: {got['configs']} configurations, {time.perf_counter() - ts:.0f} s", flush=True)
+
+            if len(js) == 1:
+                one(js[0])
             else:
-                res["strategies"][s] = run_strategy(create_technique(s, seed=args.seed), cache, args.budget,
-                                                    args.seed)
+                with ThreadPoolExecutor(len(js)) as tp:
+                    for f in [tp.submit(one, j) for j in js]:
+                        f.result()
             if any(v.get("deadline") for v in res["strategies"].values()):
                 res["incomplete"] = True
             comp = [r for r in cache.rec.values() if r["compiled"]]
-            print(f"  {b.name} {s}: {time.perf_counter() - ts:.1f} s, cache {len(cache.rec)} "
+            print(f"  {b.name} {'+'.join(phase)}: {time.perf_counter() - ts:.1f} s, cache {len(cache.rec)} "
                   f"({len(comp)} compiled, {sum(r['compile_s'] for r in comp):.0f} build s)", flush=True)
             res["unique_measured"] = len(cache.rec)
             res["compiled"] = len(comp)
@@ -346,6 +386,58 @@ def measure(args: argparse.Namespace) -> int:
               f"(elapsed {time.perf_counter() - t_start:.0f} s)", flush=True)
     if builder is not None:
         builder.close()
+    return 0
+
+
+def buildtime(args: argparse.Namespace) -> int:
+    """Why Rand's builds were slow: build time of Rand's first configurations, one at a time, per variant.
+
+    Each variant of ``--variants`` (``rolled`` / ``compiler``: ``generate_opencl``'s ``large_loops``) builds
+    the same configurations in this process, one after the other, with a time budget per variant; then
+    the start-up of one spawned build process (context creation) is timed.
+    """
+    from apps.stencil.garvey_suite import garvey_benchmark
+    from apps.stencil.opencl_gen import generate_opencl
+    from apps.stencil.space import opencl_space
+    from ensemble.registry import create_technique
+    from measurement.opencl import OpenCLBackend, OpenCLBuildError
+
+    be = OpenCLBackend(args.platform, args.device)
+    st = garvey_benchmark(args.benchmark).stencil(args.size)
+    t = create_technique("GarveyRand", seed=args.seed, samples=args.samples)
+    t.bind(opencl_space(st), budget=None, rng=np.random.default_rng(args.seed))
+    configs = t.propose(args.samples)
+    out: dict[str, Any] = {"device": f"{be.device.name} ({be.device.platform.name})", "benchmark": args.benchmark,
+                           "size": args.size, "variants": {}}
+    for v in args.variants.split(","):
+        rows = []
+        t_end = time.perf_counter() + args.budget
+        for c in configs:
+            if time.perf_counter() > t_end:
+                break
+            k = generate_opencl(st, c, limits=False, image_layout="2d", large_loops=v)
+            pts = c["bmx"] * c["bmy"] * c["bmz"] * c["cmx"] * c["cmy"] * c["cmz"]
+            t0 = time.perf_counter()
+            try:
+                be.build(k.source)
+                ok = True
+            except OpenCLBuildError:
+                ok = False
+            rows.append({"points": pts, "build_s": time.perf_counter() - t0, "ok": ok, "source_chars": len(k.source)})
+            print(f"  {v}: {pts} points per work-item, {rows[-1]['build_s']:.2f} s", flush=True)
+            out["variants"][v] = rows
+            Path(args.out).write_text(json.dumps(out, indent=1))  # a build cut by a timeout keeps the others
+        out["variants"][v] = rows
+        bs = [r["build_s"] for r in rows]
+        print(f"{v}: {len(bs)} builds, mean {np.mean(bs) if bs else float('nan'):.2f} s, "
+              f"max {max(bs, default=float('nan')):.2f} s", flush=True)
+        Path(args.out).write_text(json.dumps(out, indent=1))
+    t0 = time.perf_counter()
+    pb = ProcBuilder(be, 1)
+    out["spawn_one_build_process_s"] = time.perf_counter() - t0
+    pb.close()
+    Path(args.out).write_text(json.dumps(out, indent=1))
+    print(f"one build process (spawn, import, context): {out['spawn_one_build_process_s']:.1f} s", flush=True)
     return 0
 
 
@@ -368,8 +460,10 @@ def table(args: argparse.Namespace) -> int:
 
     allres = json.loads(Path(args.results).read_text())
     results = [r for r in allres if "Rand" in r["strategies"] and not r["strategies"]["Rand"].get("deadline")]
+    if any(not r.get("incomplete") for r in results):  # a kernel the deadline cut would drop whole rows
+        results = [r for r in results if not r.get("incomplete")]
     if len(results) < len(allres):
-        print(f"left out (no complete Rand): {', '.join(r['benchmark'] for r in allres if r not in results)}")
+        print(f"left out (Rand or a later strategy cut by the deadline): {', '.join(r['benchmark'] for r in allres if r not in results)}")
     for r in results:  # a run the deadline cut short is no row of the table
         r["strategies"] = {k: v for k, v in r["strategies"].items() if not v.get("deadline")}
     model_rows = None
@@ -545,6 +639,9 @@ def main(argv: list[str] | None = None) -> int:
                    "one); the benchmark's own row is left out before fitting")
     m.add_argument("--build-procs", type=int, default=0,
                    help="build kernels in this many worker processes (0: --threads threads in this process)")
+    m.add_argument("--concurrent", action="store_true",
+                   help="with --build-procs: run every strategy after Rand at once on the shared cache (fills "
+                   "the build processes; kernels are still timed one at a time)")
     m.add_argument("--rand-samples", type=int, default=1000)
     m.add_argument("--budget", type=int, default=300, help="unique configurations for default / AUCBandit")
     m.add_argument("--threads", type=int, default=8, help="parallel kernel builds")
@@ -561,11 +658,21 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--plot")
     t.add_argument("--model", help="loading-model file for the '+ RF' rows (the kernel's own row left out); "
                    "default: leave-one-out over the kernels of RESULTS")
+    bt = sub.add_parser("buildtime", help="build time of Rand's configurations per loop variant (one at a time)")
+    bt.add_argument("--platform")
+    bt.add_argument("--device")
+    bt.add_argument("--benchmark", default="box1d_r5_z")
+    bt.add_argument("--size", type=int, default=64)
+    bt.add_argument("--samples", type=int, default=12)
+    bt.add_argument("--seed", type=int, default=0)
+    bt.add_argument("--variants", default="rolled,compiler")
+    bt.add_argument("--budget", type=float, default=30.0, help="seconds of builds per variant")
+    bt.add_argument("--out", required=True)
     c = sub.add_parser("compare", help="bar plot: our tables beside the paper's Table 3")
     c.add_argument("tables", nargs="+", help="LABEL=TABLE.json (written by 'table --out')")
     c.add_argument("--out", required=True)
     a = ap.parse_args(argv)
-    return {"measure": measure, "table": table, "compare": compare}[a.cmd](a)
+    return {"measure": measure, "table": table, "compare": compare, "buildtime": buildtime}[a.cmd](a)
 
 
 if __name__ == "__main__":

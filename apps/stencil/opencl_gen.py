@@ -14,8 +14,11 @@ NVIDIA limit; a device that allows fewer refuses at launch) and a work-item
 computes at most 32 points (keeps compile time bounded).  Both are switched
 off with ``limits=False`` for the paper-faithful space (``apps.stencil.space``,
 preset "paper"), where the device refuses what it cannot run, as in the
-paper; merging loops of more than 32 points are then left to the compiler
-instead of being unrolled.
+paper; cyclic-merging loops of more than 32 points are then kept rolled
+(``#pragma unroll 1``, ``large_loops="rolled"``, the default): left to
+NVIDIA's OpenCL compiler (``large_loops="compiler"``) they were unrolled so
+far that a random configuration of the paper's space took about 16 s to
+build on an H100 (docs/GARVEY.md, "Build time").
 
 Image memory: ``image_layout="2d"`` is the paper's variant (Garvey &
 Abdelrahman 2018, Sec. 4.6: the input array as a 2-D image, rows of x, one
@@ -133,10 +136,17 @@ def _lit(v: float, T: str) -> str:
 
 
 def generate_opencl(st: Stencil, c: Mapping[str, Any], *, limits: bool = True,
-                    image_layout: str = "3d") -> OpenCLKernelSpec:
-    """OpenCL C for configuration ``c``; raises ValueError when it is illegal."""
+                    image_layout: str = "3d", large_loops: str = "rolled") -> OpenCLKernelSpec:
+    """OpenCL C for configuration ``c``; raises ValueError when it is illegal.
+
+    ``large_loops``: what the cyclic-merging loops get when a work-item
+    computes more than 32 points: ``"rolled"`` (``#pragma unroll 1``) or
+    ``"compiler"`` (no pragma; the compiler decides, and may unroll them all).
+    """
     if image_layout not in ("2d", "3d"):
         raise ValueError(f"image_layout={image_layout!r}: use '2d' (the paper's) or '3d'")
+    if large_loops not in ("rolled", "compiler"):
+        raise ValueError(f"large_loops={large_loops!r}: use 'rolled' or 'compiler'")
     why = opencl_why_illegal(st, c, limits=limits)
     if why:
         raise ValueError(f"illegal OpenCL configuration for {st.name}: {why}")
@@ -204,7 +214,12 @@ def generate_opencl(st: Stencil, c: Mapping[str, Any], *, limits: bool = True,
         raise TypeError(e)
 
     pts = c["bmx"] * c["bmy"] * c["bmz"] * c["cmx"] * c["cmy"] * c["cmz"]
-    cyc = "  #pragma unroll" if pts <= 32 else "  // cyclic loop left to the compiler (more than 32 points)"
+    if pts <= 32:
+        cyc = "  #pragma unroll"
+    elif large_loops == "rolled":
+        cyc = "  #pragma unroll 1  // more than 32 points: kept rolled (build time)"
+    else:
+        cyc = "  // cyclic loop left to the compiler (more than 32 points)"
     L.append(cyc)
     L.append(f"  for (int cz = 0; cz < {c['cmz']}; ++cz)")
     L.append("  #pragma unroll")
