@@ -15,6 +15,17 @@ with N the window's length and n_i = n its uses in it (an unused arm scores
 UCB1 term (Auer, Cesa-Bianchi & Fischer, Machine Learning 47, 2002) keeps
 exploring.  :class:`AUCWindow` keeps the sums in O(1) per result;
 :meth:`AUCWindow.score_direct` recomputes them from the window for tests.
+
+Option ``startup`` (off by default; OpenTuner has no such phase): an arm
+that declares a start-up phase, ``startup_trials`` > 0 after binding (e.g.
+csTuner's random performance dataset, which its later search needs whole),
+is asked before any other until it has proposed that many configurations,
+and those results are kept out of the AUC window.  Why: a start-up phase is
+not the arm's search; crediting it (random samples improve the best often
+at first) or comparing it against the other arms' search would let the
+bandit judge the arm before it has started, and sharing the budget during
+it delays the phase the arm's search depends on.  With the option off the
+bandit picks and credits exactly as before.
 """
 
 from __future__ import annotations
@@ -97,15 +108,42 @@ class AUCBandit(MetaTechnique):
 
     def __init__(self, *, seed: int | None = None,
                  arms: Sequence[str | Technique] = ("NelderMead", "DifferentialEvolution", "GreedyMutation", "Random"),
-                 window: int = 500, c: float = 0.05, **options: Any) -> None:
+                 window: int = 500, c: float = 0.05, startup: bool = False, **options: Any) -> None:
         super().__init__(seed=seed, arms=arms, **options)
         self.window, self.c = int(window), float(c)
+        self.startup = bool(startup)
         self.auc = AUCWindow(len(self.arms), self.window, self.c)
+        self._asked = [0] * len(self.arms)     # proposals per arm (start-up phase clock)
+        self._told = [0] * len(self.arms)      # results per arm (start-up results are not credited)
 
     def _reset_history(self) -> None:
         self.auc = AUCWindow(len(self.arms), self.window, self.c)
+        self._asked = [0] * len(self.arms)
+        self._told = [0] * len(self.arms)
+
+    def _startup_trials(self, arm: int) -> int:
+        """The arm's declared start-up length (0 with the option off or none declared)."""
+        if not self.startup:
+            return 0
+        try:
+            return max(0, int(getattr(self.arms[arm], "startup_trials", 0) or 0))
+        except (TypeError, ValueError):
+            return 0
+
+    def propose(self, n: int) -> list[dict[str, Any]]:
+        out = super().propose(n)
+        if self.startup:
+            for config in out:
+                queue = self._owner.get(self.hash(config))
+                if queue:
+                    self._asked[queue[-1]] += 1
+        return out
 
     def _pick(self, blocked: set[int]) -> int | None:
+        if self.startup:
+            for i in range(len(self.arms)):
+                if i not in blocked and self._asked[i] < self._startup_trials(i):
+                    return i
         best, best_score = None, -math.inf
         for i in self._tie_order(len(self.arms)):
             i = int(i)
@@ -117,6 +155,11 @@ class AUCBandit(MetaTechnique):
         return best
 
     def _on_result(self, arm: int, credit: bool) -> None:
+        if self.startup:
+            self._told[arm] += 1
+            self._asked[arm] = max(self._asked[arm], self._told[arm])   # replayed on resume
+            if self._told[arm] <= self._startup_trials(arm):
+                return                      # a start-up result: not the arm's search, not credited
         self.auc.push(arm, credit)
 
     def scores(self) -> dict[str, float]:
@@ -126,4 +169,5 @@ class AUCBandit(MetaTechnique):
     def state_dict(self) -> dict[str, Any]:
         return {**super().state_dict(), "uses": dict(zip(self.labels, self.auc.uses)),
                 "credited": dict(zip(self.labels, self.auc.credited)),
-                "window": self.window, "c": self.c}
+                "window": self.window, "c": self.c,
+                **({"startup": dict(zip(self.labels, self._asked))} if self.startup else {})}

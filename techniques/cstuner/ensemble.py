@@ -26,7 +26,9 @@ class CsTunerEnsemble(AUCBandit):
     """``cstuner-ensemble``: AUCBandit(NelderMead, SimulatedAnnealing, CsTuner).
 
     ``cstuner`` passes options to the CsTuner arm (e.g. ``{"samples": 64}``);
-    ``window`` and ``c`` are the bandit's.
+    ``window`` and ``c`` are the bandit's; ``startup`` (on) lets csTuner
+    collect its performance dataset first, uncredited, before the bandit
+    compares the arms (:mod:`techniques.bandit`).
     """
 
     name: ClassVar[str] = "cstuner-ensemble"
@@ -34,9 +36,9 @@ class CsTunerEnsemble(AUCBandit):
                               "CV-grouped island GA")
 
     def __init__(self, *, seed: int | None = None, cstuner: dict[str, Any] | None = None,
-                 window: int = 500, c: float = 0.05) -> None:
+                 window: int = 500, c: float = 0.05, startup: bool = True) -> None:
         from ensemble.registry import create_technique
 
         arms = [create_technique("NelderMead"), create_technique("SimulatedAnnealing"),
                 CsTuner(**(cstuner or {}))]
-        super().__init__(seed=seed, arms=arms, window=window, c=c)
+        super().__init__(seed=seed, arms=arms, window=window, c=c, startup=startup)

@@ -9,7 +9,21 @@ exhaustive search (Section V-A2).  Otherwise the island GA of
 :mod:`techniques.island_ga` (sub-populations on a ring, binary genes, uniform
 crossover, bit-flip mutation) runs until the CV of the top-n fitness values
 falls below the threshold (approximate stopping), a generation limit is
-reached, or its islands stall on known tuples.
+reached, its islands stall on known tuples, or (``stagnation`` k, used by the
+joint grouped GA) k generations pass without a new best.
+
+Why a stagnation rule: the paper's approximate stopping ends a group whose
+top-n values agree.  On a plateau of a rugged space (values of the top n
+that never agree to 1 %) it never fires, and a GA held in one basin runs to
+its generation limit.  The selection here is linear ranking with weights
+N - rank (the best gets about twice the mean weight); its takeover time,
+the generations a best individual needs to fill a sub-population of N under
+selection alone, is about log2 N + log2 ln N (Goldberg & Deb, "A
+comparative analysis of selection schemes used in genetic algorithms",
+FOGA 1991).  After that many generations without a new best, the
+sub-population is copies of one basin and only mutation (0.005 per bit)
+adds anything new: the search has stalled there.  :func:`takeover_generations`
+gives k from the population, not from any benchmark.
 """
 
 from __future__ import annotations
@@ -24,7 +38,7 @@ import numpy as np
 from techniques.cstuner.ga import Genome
 from techniques.cstuner.stopping import ApproximateStop
 
-__all__ = ["GroupReport", "GroupSearch"]
+__all__ = ["GroupReport", "GroupSearch", "takeover_generations"]
 
 
 @dataclass(frozen=True)
@@ -33,7 +47,7 @@ class GroupReport:
 
     group: tuple[str, ...]
     mode: str            # "ga" or "exhaustive"
-    reason: str          # "cv" (approximate stopping), "generations", "stalled", "exhaustive"
+    reason: str          # "cv" (approximate stopping), "generations", "stalled", "stagnant", "exhaustive"
     tuples: int          # K, the group's re-indexed valid tuples
     evaluations: int     # tuples with a value when it ended
     generations: int
@@ -44,6 +58,15 @@ class GroupReport:
         return {"group": list(self.group), "mode": self.mode, "reason": self.reason, "tuples": self.tuples,
                 "evaluations": self.evaluations, "generations": self.generations,
                 "best_value": self.best_value}
+
+
+def takeover_generations(population: int) -> int:
+    """Takeover time of linear ranking (s = 2) in a sub-population of ``population``.
+
+    ceil(log2 N + log2 ln N) (Goldberg & Deb 1991): 6 for the paper's 16.
+    """
+    n = max(3, int(population))
+    return max(1, math.ceil(math.log2(n) + math.log2(math.log(n))))
 
 
 def _key(v: Any) -> Any:
@@ -90,12 +113,17 @@ class GroupSearch:
         known: Callable[[dict[str, Any]], float | None] | None = None,
         is_valid: Callable[[dict[str, Any]], bool] | None = None,
         seeds: Sequence[Mapping[str, Any]] = (),
+        stagnation: int | None = None,
+        seed_base: bool = True,
     ) -> None:
         """One group (``group`` a list of names, ``tuples`` its tuples) or several at once.
 
         Several groups (``group`` a list of groups, ``tuples`` one list per
         group) give the grouped GA with one gene per group; ``is_valid``
-        then rejects combinations that break a constraint.
+        then rejects combinations that break a constraint.  ``stagnation``
+        (None: off) ends the GA after that many generations without a new
+        best (module docstring).  ``seed_base`` False leaves ``base`` out of
+        the first generation (a restart away from the incumbent).
         """
         from techniques.island_ga import IslandModel, LocalRing
 
@@ -116,6 +144,11 @@ class GroupSearch:
         self.index = [{tuple(_key(v) for v in t): i for i, t in enumerate(ts)} for ts in self.tuples]
         self.stop = stop or ApproximateStop()
         self.max_generations = max_generations
+        if stagnation is not None and stagnation < 1:
+            raise ValueError(f"stagnation={stagnation}: give generations >= 1, or None to turn it off")
+        self.stagnation = stagnation
+        self._best_value = math.inf
+        self._best_generation = 0
         self.known = known
         self.values: dict[Genome, float] = {}
         self._report: GroupReport | None = None
@@ -128,7 +161,8 @@ class GroupSearch:
         else:
             self.mode = "ga"
             self._todo = []
-            starts = [g for g in (self.genome(c) for c in [self.base, *seeds]) if g is not None]
+            firsts = [self.base, *seeds] if seed_base else list(seeds)
+            starts = [g for g in (self.genome(c) for c in firsts) if g is not None]
             self.wire = "|".join("+".join(g) for g in self.groups)
             self.model = IslandModel(
                 [len(t) for t in self.tuples], self._decode, rng,
@@ -221,6 +255,7 @@ class GroupSearch:
                 self.values[i] = v
         if v is None:
             return False
+        self._note(v)
         if owner is not None:
             self.model.tell(owner[0], owner[1], v)
         return True
@@ -228,9 +263,19 @@ class GroupSearch:
     def tell(self, index: Genome, value: float) -> None:
         v = float(value) if math.isfinite(value) else math.inf
         self.values[index] = v
+        self._note(v)
         for island, genome in self._pending.pop(index, []):
             self.model.tell(island, genome, v)
         self._check()
+
+    def _generations(self) -> int:
+        return min(ga.generation for ga in self.model.islands.values()) if self.model is not None else 0
+
+    def _note(self, value: float) -> None:
+        """Remember the generation of the last new best (the stagnation rule's clock)."""
+        if value < self._best_value:
+            self._best_value = value
+            self._best_generation = self._generations()
 
     def pending(self) -> bool:
         return bool(self._pending)
@@ -247,6 +292,8 @@ class GroupSearch:
             self._finish("cv", gens)
         elif gens >= self.max_generations:
             self._finish("generations", gens)
+        elif self.stagnation is not None and gens - self._best_generation >= self.stagnation:
+            self._finish("stagnant", gens)
         elif (self.model.stalled == set(self.model.islands) and not self._pending) or len(self.values) >= self.size:
             self._finish("stalled", gens)
 

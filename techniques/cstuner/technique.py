@@ -40,7 +40,7 @@ import numpy as np
 from ensemble.errors import TechniqueError
 from techniques.base import BaseTechnique
 from techniques.cstuner.domains import space_domains
-from techniques.cstuner.group_search import GroupReport, GroupSearch
+from techniques.cstuner.group_search import GroupReport, GroupSearch, takeover_generations
 from techniques.cstuner.grouping import algorithm1, dataset_cvs, sorted_deque
 from techniques.cstuner.metrics import combine_metrics, pcc
 from techniques.cstuner.pmnf import PMNFModel, fit_pmnf, guided_sample, numeric_matrix
@@ -64,7 +64,9 @@ class CsTuner(BaseTechnique):
     (approximate stopping), ``max_generations`` per group, ``pool`` (random
     candidates when the space is too large to enumerate), ``transport``
     ("auto", "local" or "mpi"), ``continuation`` (what budget left after the
-    paper's passes goes to: "joint" or "descents").
+    paper's passes goes to: "joint" or "descents"), ``stagnation`` (the joint
+    GA ends after that many generations without a new best; "takeover":
+    the selection's takeover time for ``population``, 6 for 16; None: off).
     """
 
     name: ClassVar[str] = "CsTuner"
@@ -91,6 +93,7 @@ class CsTuner(BaseTechnique):
         enumerate_limit: int = 200_000,
         transport: str = "auto",
         continuation: str = "joint",
+        stagnation: int | None | str = "takeover",
     ) -> None:
         super().__init__(seed=seed)
         if samples < 1:
@@ -120,6 +123,12 @@ class CsTuner(BaseTechnique):
                                  "space, then new descents from the dataset's next-best settings) or 'joint' "
                                  "(the joint grouped GA on a doubled sampled space)")
         self.continuation = continuation
+        if stagnation == "takeover":
+            stagnation = takeover_generations(population)
+        if stagnation is not None and (not isinstance(stagnation, int) or stagnation < 1):
+            raise TechniqueError(f"stagnation={stagnation!r}: give generations >= 1, 'takeover' (the selection's "
+                                 "takeover time, the default) or None (the joint GA runs to max_generations)")
+        self.stagnation = stagnation
         self.restarts = 0
         self._starts: list[str] = []
         self._descent_base: dict[str, Any] | None = None
@@ -137,6 +146,9 @@ class CsTuner(BaseTechnique):
         self._configs: dict[str, dict[str, Any]] = {}
         self._metrics: dict[str, dict[str, float]] = {}
         self._dataset: list[dict[str, Any]] = []
+        self._dataset_hashes: set[str] = set()
+        self._joint_round = 0
+        self._restart_at = max(0, population // 2 - 1)   # the first round took the dataset's best
         self._outstanding: set[str] = set()
         self._search: GroupSearch | None = None
         self._search_hashes: dict[str, tuple[int, ...]] = {}
@@ -189,6 +201,11 @@ class CsTuner(BaseTechnique):
     @property
     def done(self) -> bool:
         return self.phase == "done"
+
+    @property
+    def startup_trials(self) -> int:
+        """The performance dataset's size: a bandit with ``startup=True`` asks it first, uncredited."""
+        return int(getattr(self, "n_samples", 0))
 
     # -- ask ------------------------------------------------------------------
     def propose(self, n: int) -> list[dict[str, Any]]:
@@ -281,6 +298,7 @@ class CsTuner(BaseTechnique):
     def _build_models(self) -> None:
         """Sections IV-C and IV-D on the dataset: groups, metrics, PMNF, the sampled space."""
         records = self._records()
+        self._dataset_hashes = {h for h in self.known if h in self._configs}
         finite = [(c, v) for c, v in records if math.isfinite(v)]
         if len(self.names) < 2:
             self.groups = [list(self.names)]
@@ -496,9 +514,9 @@ class CsTuner(BaseTechnique):
             if self.ratio < 1.0:
                 self.ratio = min(1.0, 2.0 * self.ratio)
                 self._resample()
-        tuples = [self._group_tuples(g, None) for g in self.groups]
-        ranked = sorted(((v, h) for h, v in self.known.items() if h in self._configs and math.isfinite(v)))
-        seeds = [self._configs[h] for _, h in ranked[: self.population]]
+        seeds, seed_base = self._joint_seeds()
+        # the seeds' own tuples join each gene's list: a dataset sample outside the sampled space is a start too
+        tuples = [self._group_tuples(g, None) + [tuple(c[n] for n in g) for c in seeds] for g in self.groups]
         base = dict(self.best_config) if self.best_config is not None else dict(self._pool[0])
         self._search_hashes = {}
         self._pass_new = 0
@@ -507,8 +525,38 @@ class CsTuner(BaseTechnique):
             n_islands=self._n_islands, transport=self._transport, crossover_rate=self.crossover_rate,
             mutation_rate=self.mutation_rate, migration_interval=self.migration_interval, stop=self.stop,
             max_generations=self.max_generations, known=self.value_of, is_valid=self.space.is_valid,
-            seeds=seeds,
+            seeds=seeds, stagnation=self.stagnation, seed_base=seed_base,
         )
+
+    def _joint_seeds(self) -> tuple[list[dict[str, Any]], bool]:
+        """The joint GA's first individuals, and whether the incumbent is among them.
+
+        Even rounds (the first joint GA, and every second one after it) start
+        around the incumbent: it and the dataset's best samples.  Odd rounds
+        restart away from it: the dataset's next-best samples, in turn,
+        without the incumbent.  Why: a GA seeded with the best known settings
+        (after the group passes, the incumbent's neighbours, one basin) stays
+        in that basin (docs/CSTUNER.md, convolution_A100/A6000); the dataset
+        is a random sample of the space, so its good settings lie in
+        different basins.  Alternating keeps the refinement around the
+        incumbent and adds a restart elsewhere; half the population comes
+        from the seeds, the rest is drawn from the sampled space by the GA.
+        """
+        ranked = [h for _, h in sorted((v, h) for h, v in self.known.items()
+                                       if h in self._dataset_hashes and h in self._configs and math.isfinite(v))]
+        half = max(1, self.population // 2)
+        around = self._joint_round % 2 == 0 or self.best_config is None
+        self._joint_round += 1
+        if around:
+            seeds = [dict(self.best_config)] if self.best_config is not None else []
+            return seeds + [self._configs[h] for h in ranked[: half - len(seeds)]], True
+        if not ranked:
+            return [], False
+        start = (self._restart_at % len(ranked))
+        self._restart_at += half
+        picked = (ranked[start:] + ranked[:start])[:half]
+        best = self.hash(self.best_config)
+        return [self._configs[h] for h in picked if h != best], False
 
     # -- tell -----------------------------------------------------------------
     def _observe(self, trial: Any) -> None:

@@ -152,3 +152,46 @@ def test_credit_name_names_the_leaf() -> None:
     b.bind(space, budget=10, rng=np.random.default_rng(0))
     (c,) = b.propose(1)
     assert b.credit_name(space.config_hash(c)) == ("A" if c["a"] == 1 else "B")
+
+
+class _Startup(_Fixed):
+    """Test arm with a declared start-up phase (as csTuner's performance dataset)."""
+
+    startup_trials = 5
+
+
+def test_startup_off_ignores_a_declared_startup_phase() -> None:
+    """With the option off (the default) the bandit picks and credits exactly as without it."""
+    space = _space()
+    objective = lambda c: float(c["a"])
+    plain = AUCBandit(arms=[_Fixed(list(range(400, 0, -3)), "A"), _Fixed(list(range(900, 0, -7)), "B")],
+                      window=50, c=0.05)
+    log_plain = run_technique(plain, space, objective, budget=60, seed=3)
+    declared = AUCBandit(arms=[_Startup(list(range(400, 0, -3)), "A"), _Fixed(list(range(900, 0, -7)), "B")],
+                         window=50, c=0.05)
+    log_declared = run_technique(declared, space, objective, budget=60, seed=3)
+    assert [(t.config, t.technique) for t in log_declared.trials] == [(t.config, t.technique) for t in log_plain.trials]
+    assert list(declared.auc.history) == list(plain.auc.history)
+    assert "startup" not in declared.state_dict()
+
+
+def test_startup_on_asks_the_arm_first_and_does_not_credit_it() -> None:
+    space = _space()
+    b = AUCBandit(arms=[_Fixed(list(range(900, 0, -7)), "B"), _Startup(list(range(400, 0, -3)), "A")],
+                  window=50, c=0.05, startup=True)
+    log = run_technique(b, space, lambda c: float(c["a"]), budget=30, seed=3)
+    assert [t.technique for t in log.trials[:5]] == ["A"] * 5
+    # the five start-up results are not in the window; everything after them is
+    assert len(b.auc.history) == len(log.trials) - 5
+    assert b.state_dict()["startup"]["A"] >= 5
+
+
+def test_startup_resume_replays_the_same_window() -> None:
+    space = _space()
+    arms = lambda: [_Fixed(list(range(900, 0, -7)), "B"), _Startup(list(range(400, 0, -3)), "A")]
+    original = AUCBandit(arms=arms(), window=50, c=0.05, startup=True)
+    log = run_technique(original, space, lambda c: float(c["a"]), budget=30, seed=3)
+    resumed = AUCBandit(arms=arms(), window=50, c=0.05, startup=True)
+    resumed.bind(space, budget=30, rng=np.random.default_rng(9))
+    resumed.restore(log.trials)
+    assert list(resumed.auc.history) == list(original.auc.history)
