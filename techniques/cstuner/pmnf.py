@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PMNFModel", "fit_pmnf", "guided_sample", "numeric_matrix"]
+__all__ = ["PMNFModel", "fit_pmnf", "guided_sample", "holdout_rank_test", "numeric_matrix"]
 
 I_RANGE = (0, 1, 2)
 J_RANGE = (0, 1)
@@ -121,6 +121,47 @@ def fit_pmnf(x: np.ndarray, y: Sequence[float], groups: Sequence[Sequence[int]],
             if best is None or rse < best.rse - 1e-12 * abs(best.rse):
                 best = PMNFModel(i, j, tuple(float(c) for c in coef), rse, g, tuple(float(v) for v in sc))
     return best
+
+
+def holdout_rank_test(x: np.ndarray, y: Sequence[float], groups: Sequence[Sequence[int]],
+                      rng: np.random.Generator, folds: int = 5) -> tuple[float, float]:
+    """Spearman's rho of out-of-fold predictions against the data, and its one-sided p-value.
+
+    ``folds``-fold cross-validation of :func:`fit_pmnf` (each fold predicted by
+    the model fitted on the others).  Why: the guided sample keeps the
+    candidates the model ranks best; a model whose held-out predictions do
+    not rank the samples better than chance cuts the space blindly (measured
+    in docs/CSTUNER.md: on four replay spaces the 10 % guided sample kept
+    fewer of the best settings than a random 10 %).  Returns (nan, 1.0)
+    when a fold cannot be fitted.
+    """
+    from scipy.stats import spearmanr
+
+    x = np.asarray(x, dtype=float)
+    yv = np.asarray(y, dtype=float)
+    ok = np.isfinite(yv)
+    x, yv = x[ok], yv[ok]
+    n = len(yv)
+    folds = min(folds, n)
+    if folds < 2:
+        return float("nan"), 1.0
+    order = rng.permutation(n)
+    pred = np.empty(n)
+    for k in range(folds):
+        test = order[k::folds]
+        train = np.setdiff1d(order, test)
+        model = fit_pmnf(x[train], yv[train], groups)
+        if model is None:
+            return float("nan"), 1.0
+        pred[test] = model.predict(x[test])
+    if not np.all(np.isfinite(pred)) or np.ptp(pred) == 0 or np.ptp(yv) == 0:
+        return float("nan"), 1.0
+    rho, p_two = spearmanr(pred, yv)
+    rho = float(rho)
+    if not math.isfinite(rho):
+        return float("nan"), 1.0
+    p = float(p_two) / 2 if rho > 0 else 1.0 - float(p_two) / 2
+    return rho, p
 
 
 def guided_sample(predictions: Mapping[str, np.ndarray], lower_is_better: Mapping[str, bool],

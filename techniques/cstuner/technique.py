@@ -43,7 +43,7 @@ from techniques.cstuner.domains import space_domains
 from techniques.cstuner.group_search import GroupReport, GroupSearch, takeover_generations
 from techniques.cstuner.grouping import algorithm1, dataset_cvs, sorted_deque
 from techniques.cstuner.metrics import combine_metrics, pcc
-from techniques.cstuner.pmnf import PMNFModel, fit_pmnf, guided_sample, numeric_matrix
+from techniques.cstuner.pmnf import PMNFModel, fit_pmnf, guided_sample, holdout_rank_test, numeric_matrix
 from techniques.cstuner.stopping import ApproximateStop
 
 __all__ = ["CsTuner"]
@@ -66,7 +66,10 @@ class CsTuner(BaseTechnique):
     ("auto", "local" or "mpi"), ``continuation`` (what budget left after the
     paper's passes goes to: "joint" or "descents"), ``stagnation`` (the joint
     GA ends after that many generations without a new best; "takeover":
-    the selection's takeover time for ``population``, 6 for 16; None: off).
+    the selection's takeover time for ``population``, 6 for 16; None: off),
+    ``model_check`` (a PMNF model guides the sample only when its 5-fold
+    held-out predictions rank the dataset better than chance at this
+    one-sided significance level, 0.05; None: always, as the paper).
     """
 
     name: ClassVar[str] = "CsTuner"
@@ -94,6 +97,7 @@ class CsTuner(BaseTechnique):
         transport: str = "auto",
         continuation: str = "joint",
         stagnation: int | None | str = "takeover",
+        model_check: float | None = 0.05,
     ) -> None:
         super().__init__(seed=seed)
         if samples < 1:
@@ -129,6 +133,11 @@ class CsTuner(BaseTechnique):
             raise TechniqueError(f"stagnation={stagnation!r}: give generations >= 1, 'takeover' (the selection's "
                                  "takeover time, the default) or None (the joint GA runs to max_generations)")
         self.stagnation = stagnation
+        if model_check is not None and not 0.0 < model_check < 1.0:
+            raise TechniqueError(f"model_check={model_check!r}: give a significance level in (0, 1), e.g. 0.05, "
+                                 "or None to use every fitted PMNF model unchecked (the paper)")
+        self.model_check = model_check
+        self.model_checks: dict[str, dict[str, float]] = {}
         self.restarts = 0
         self._starts: list[str] = []
         self._descent_base: dict[str, Any] | None = None
@@ -374,9 +383,20 @@ class CsTuner(BaseTechnique):
         x = numeric_matrix([self._configs[h] for h in rows], self.names, self.domains)
         for m, y in targets.items():
             model = fit_pmnf(x, y, groups)
-            if model is not None:
-                self.models[m] = model
-        if not self.models:
+            if model is None:
+                continue
+            if self.model_check:
+                rho, p = holdout_rank_test(x, y, groups, self.rng)
+                self.model_checks[m] = {"rho": rho, "p": p}
+                if not p < self.model_check:
+                    self.fallbacks.append(f"PMNF model of {m}: held-out rank correlation {rho:.2f} "
+                                          f"(one-sided p {p:.2g}) is not better than chance: not used")
+                    continue
+            self.models[m] = model
+        if not self.models and self.model_checks:
+            _log.info("CsTuner: no PMNF model ranks held-out samples better than chance; the sampled "
+                      "space is a random %.0f %% of the candidates", 100 * self.ratio)
+        elif not self.models:
             self.fallbacks.append(f"{len(rows)} successful samples cannot fit Eq. 3's {len(groups) + 1} "
                                   "coefficients: unguided sampling")
             _log.warning("CsTuner: too few successful samples (%d) for the PMNF models; the sampled "
@@ -577,6 +597,7 @@ class CsTuner(BaseTechnique):
             "phase": self.phase, "groups": self.groups, "passes": self.passes, "restarts": self.restarts,
             "sampling_ratio": self.ratio, "metrics": self.selected_metrics,
             "models": {m: {"i": mod.i, "j": mod.j, "rse": mod.rse} for m, mod in self.models.items()},
+            "model_checks": self.model_checks,
             "fallbacks": self.fallbacks, "reports": [r.to_json() for r in self.reports[-50:]],
         })
         return state

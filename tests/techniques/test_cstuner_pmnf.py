@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 pytest.importorskip("scipy")
 
 from techniques.cstuner.metrics import algorithm2, combine_metrics, metric_deque, pcc
-from techniques.cstuner.pmnf import fit_pmnf, guided_sample
+from techniques.cstuner.pmnf import fit_pmnf, guided_sample, holdout_rank_test
 
 
 def test_pmnf_recovers_known_exponents_with_noise() -> None:
@@ -33,6 +35,38 @@ def test_pmnf_picks_each_generating_function(i: int, j: int) -> None:
     y = 1.0 + 4.0 * (x[:, 0] ** i * np.log2(x[:, 0]) ** j) + 2.0 * (x[:, 1] ** i * np.log2(x[:, 1]) ** j)
     model = fit_pmnf(x, y * (1 + 0.01 * rng.standard_normal(len(y))), [[0], [1]])
     assert model is not None and (model.i, model.j) == (i, j)
+
+
+def test_holdout_rank_test_accepts_a_known_pmnf_model() -> None:
+    # data from Eq. 3 (i = 1, j = 1) with 5 % noise: held-out predictions rank the samples well
+    rng = np.random.default_rng(10)
+    x = 2.0 ** rng.integers(0, 6, size=(60, 3))
+    y = 2.0 + 0.3 * np.prod(x[:, [0, 1]] * np.log2(x[:, [0, 1]]), axis=1) + 1.5 * x[:, 2] * np.log2(x[:, 2])
+    y = y * (1 + 0.05 * rng.standard_normal(len(y)))
+    rho, p = holdout_rank_test(x, y, [[0, 1], [2]], np.random.default_rng(0))
+    assert rho > 0.8 and p < 1e-6
+
+
+def test_holdout_rank_test_rejects_pure_noise() -> None:
+    # y independent of x: over several data sets the one-sided p is well above 0.05 on the whole,
+    # and a single draw is not "better than chance" at 0.05 in most of them
+    ps = []
+    for seed in range(10):
+        rng = np.random.default_rng(100 + seed)
+        x = 2.0 ** rng.integers(0, 6, size=(60, 3))
+        y = 1.0 + rng.random(60)
+        rho, p = holdout_rank_test(x, y, [[0, 1], [2]], np.random.default_rng(seed))
+        assert 0.0 <= p <= 1.0
+        ps.append(p)
+    assert np.median(ps) > 0.2
+    assert sum(p < 0.05 for p in ps) <= 2
+
+
+def test_holdout_rank_test_without_enough_data_is_not_significant() -> None:
+    rho, p = holdout_rank_test(np.ones((1, 2)), [1.0], [[0], [1]], np.random.default_rng(0))
+    assert math.isnan(rho) and p == 1.0
+    rho, p = holdout_rank_test(2.0 ** np.arange(12).reshape(6, 2), [1.0] * 6, [[0], [1]], np.random.default_rng(0))
+    assert p == 1.0                                     # a flat objective ranks nothing
 
 
 def test_pmnf_needs_more_samples_than_coefficients() -> None:

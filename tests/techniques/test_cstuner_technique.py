@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 
+from ensemble.errors import TechniqueError
 from ensemble.space import Boolean, Enum, Integer, PowerOfTwo, SearchSpace
 from ensemble.technique import Trial
 from techniques.cstuner.technique import CsTuner
@@ -84,6 +86,44 @@ def test_metrics_are_combined_and_modelled() -> None:
     assert "time" not in tech.selected_metrics
 
 
+def _dataset_then_fit(tech: CsTuner, value: Callable[[dict], float], n: int) -> None:
+    """Measure ``n`` dataset samples, then one more propose: the grouping and PMNF stage runs."""
+    for _ in range(n):
+        for cfg in tech.propose(1):
+            _observe(tech, cfg, value(cfg), None)
+    assert tech.propose(1) and tech.phase == "groups"
+
+
+def test_model_check_keeps_a_useless_model_out_of_the_sample() -> None:
+    # the objective is noise: a PMNF model of it cuts the space blindly
+    noise = np.random.default_rng(11)
+    values: dict[str, float] = {}
+
+    def value(c: dict) -> float:
+        return values.setdefault(stencil_like().config_hash(c), 1.0 + float(noise.random()))
+
+    tech = CsTuner(seed=11, samples=40)                # model_check=0.05, the default
+    tech.bind(stencil_like(), budget=400, rng=np.random.default_rng(11))
+    _dataset_then_fit(tech, value, 40)
+    assert tech.models == {}                           # not used: the sampled space is a random 10 %
+    assert tech.model_checks["objective"]["p"] >= 0.05
+    assert any("not better than chance" in f for f in tech.fallbacks)
+    assert tech.state_dict()["model_checks"]["objective"]["p"] >= 0.05
+
+    paper = CsTuner(seed=11, samples=40, model_check=None)   # the paper: every fitted model guides
+    paper.bind(stencil_like(), budget=400, rng=np.random.default_rng(11))
+    _dataset_then_fit(paper, value, 40)
+    assert "objective" in paper.models and paper.model_checks == {}
+    assert not any("not better than chance" in f for f in paper.fallbacks)
+
+
+def test_model_check_keeps_a_model_that_ranks_held_out_samples() -> None:
+    tech = CsTuner(seed=12, samples=40)
+    tech.bind(stencil_like(), budget=400, rng=np.random.default_rng(12))
+    _dataset_then_fit(tech, stencil_time, 40)
+    assert "objective" in tech.models and tech.model_checks["objective"]["p"] < 0.05
+
+
 def test_every_sample_failed_falls_back_and_keeps_searching() -> None:
     space = stencil_like()
     calls = {"n": 0}
@@ -150,3 +190,6 @@ def test_bad_options_name_the_argument() -> None:
         CsTuner(sampling_ratio=0.0)
     with pytest.raises(Exception, match="samples"):
         CsTuner(samples=0)
+    for bad in (0.0, 1.0, -0.1, 2):
+        with pytest.raises(TechniqueError, match="model_check"):
+            CsTuner(model_check=bad)
