@@ -14,7 +14,7 @@ ranks) and compare the measured requests with ``test_limit``.
     python -m scripts.bench_mpi --side 4 --ranks 1,4,8 --repeats 1   # small space: dedup across ranks
 
 Each configuration is one ``mpirun -n N python -m scripts.bench_mpi --child``
-with a fresh database; rank 0 times ``ensemble.mpi.run_app`` after a barrier
+with a fresh database; rank 0 times ``ensemble.driver.run_app`` after a barrier
 (imports excluded).  Reported: median trials/s over ``--repeats`` and the
 ratio to the 1-rank median of the same mode and technique.
 """
@@ -36,23 +36,26 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 MPIRUN = Path(sys.executable).parent / "mpirun"
+#: the credit name of the model arm: its share of the measured trials is reported
+MODEL = "BayesOpt"
 
 
 def _child(ns: argparse.Namespace) -> None:
     """The MPI program: tune a sleeping objective, rank 0 writes the timing."""
     from ensemble import Integer, SearchSpace, TunerApp
-    from ensemble.mpi import comm_world, polite_barrier, run_app
+    from ensemble.driver import run_app
+    from ensemble.mpi import comm_world, polite_barrier
     from ensemble.settings import RunSettings
 
-    sleep, side = ns.sleep, ns.side
+    sleep, side, names = ns.sleep, ns.side, "abcd"[: ns.params]
 
     class Sleeper(TunerApp):
         def space(self) -> SearchSpace:
-            return SearchSpace().add(*(Integer(n, 0, side - 1) for n in "abcd"))
+            return SearchSpace().add(*(Integer(n, 0, side - 1) for n in names))
 
         def run(self, config: dict, limit: float | None) -> float:
             time.sleep(sleep)
-            return float(sum((config[n] - min(7, side - 1)) ** 2 for n in "abcd"))
+            return float(sum((config[n] - min(7, side - 1)) ** 2 for n in names))
 
     # Import everything run_app will need before the clock starts (deap, storage,
     # the technique modules): import time is not tuning throughput.
@@ -68,7 +71,7 @@ def _child(ns: argparse.Namespace) -> None:
     t0 = time.perf_counter()
     result = run_app(Sleeper(), settings, app_ref="scripts.bench_mpi:Sleeper")
     elapsed = time.perf_counter() - t0
-    measured = comm.gather(result.extra["measured_here"], root=0)
+    measured = comm.gather(result.extra.get("measured_here", result.evaluations), root=0)  # 1 rank: no MPI loop
     if comm.Get_rank() == 0:
         con = sqlite3.connect(ns.db)
         twice = con.execute(
@@ -77,10 +80,14 @@ def _child(ns: argparse.Namespace) -> None:
         ).fetchone()[0]
         unique = con.execute("SELECT COUNT(*) FROM results r JOIN requests q ON q.id = r.request_id "
                              "WHERE q.duplicate = 0").fetchone()[0]
+        # who proposed the measured trials: the share the model (BayesOpt) proposed
+        by_tech = dict(con.execute("SELECT technique, COUNT(*) FROM requests WHERE duplicate = 0 "
+                                   "AND state NOT IN ('WAITING', 'RUNNING') GROUP BY technique").fetchall())
         con.close()
         Path(ns.out).write_text(json.dumps({
             "elapsed": elapsed, "measured": unique, "per_rank": measured, "measured_twice": twice,
             "evaluations": result.evaluations, "test_limit": ns.limit, "duplicates": result.duplicates,
+            "by_technique": by_tech, "best": result.best_value,
         }))
 
 
@@ -92,12 +99,14 @@ def _one(n: int, mode: str, technique: str, ns: argparse.Namespace) -> dict[str,
         cmd = [str(MPIRUN), "-n", str(n), sys.executable, "-m", "scripts.bench_mpi", "--child",
                "--db", str(Path(tmp) / "b.db"), "--out", str(out), "--sleep", str(ns.sleep),
                "--limit", str(ns.trials_per_rank * n), "--technique", technique,
-               "--side", str(ns.side)]
+               "--side", str(ns.side), "--params", str(ns.params)]
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
         if proc.returncode != 0 or not out.exists():
             raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
         rec: dict[str, Any] = json.loads(out.read_text())
     rec["rate"] = rec["measured"] / rec["elapsed"]
+    counted = sum(rec["by_technique"].values())
+    rec["model_share"] = rec["by_technique"].get(MODEL, 0) / counted if counted else float("nan")
     return rec
 
 
@@ -109,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sleep", type=float, default=0.2, help="seconds each trial sleeps")
     ap.add_argument("--trials-per-rank", type=int, default=12)
     ap.add_argument("--side", type=int, default=32,
-                    help="values per parameter (4 parameters); 4 gives a 256-point space where ranks collide")
+                    help="values per parameter; 4 (with 4 parameters) gives a 256-point space where ranks collide")
+    ap.add_argument("--params", type=int, default=4, choices=(1, 2, 3, 4),
+                    help="integer parameters (4; issue 18 uses 2)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--json", help="also write the raw records here")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -128,9 +139,10 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     print(f"# bench_mpi  {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  {platform.node()}  "
           f"{os.cpu_count()} CPUs  sleep={ns.sleep}s  trials/rank={ns.trials_per_rank}  repeats={ns.repeats}  "
-          f"space={ns.side}^4")
-    print("| mode | technique | ranks | trials/s (median) | x 1 rank | measured twice | measured / test_limit |")
-    print("|---|---|---|---|---|---|---|")
+          f"space={ns.side}^{ns.params}")
+    print("| mode | technique | ranks | trials/s (median) | x 1 rank | measured twice | measured / test_limit "
+          "| model proposed | best |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for technique in ns.techniques.split(","):
         for mode in ns.modes.split(","):
             base = None
@@ -145,9 +157,12 @@ def main(argv: list[str] | None = None) -> int:
                 if n == ranks[0]:
                     base = rate / n if n > 1 else rate
                 ratio = rate / base if base else float("nan")
+                share = statistics.median(r["model_share"] for r in recs)
+                best = statistics.median(r["best"] for r in recs)
                 rows.append({"mode": mode, "technique": technique, "ranks": n, "rate": rate,
-                             "ratio": ratio, "measured_twice": twice, "records": recs})
-                print(f"| {mode} | {technique} | {n} | {rate:.2f} | {ratio:.2f} | {twice} | {budget} |", flush=True)
+                             "ratio": ratio, "measured_twice": twice, "model_share": share, "records": recs})
+                print(f"| {mode} | {technique} | {n} | {rate:.2f} | {ratio:.2f} | {twice} | {budget} "
+                      f"| {share:.0%} | {best:g} |", flush=True)
     if ns.json:
         Path(ns.json).write_text(json.dumps(rows, indent=1))
     return 0

@@ -103,5 +103,14 @@ class DefaultEnsemble(AUCBandit):
             return self._model
         return super()._pick(blocked)
 
+    def _takes_batch(self, arm: int) -> bool:
+        # the leading model answers a whole batch in one call (MPI / parallel workers ask for many)
+        return self.model_led and arm == self._model
+
     def state_dict(self) -> dict[str, Any]:
-        return {**super().state_dict(), "model_led": self.model_led}
+        state = {**super().state_dict(), "model_led": self.model_led}
+        if self._model is not None:
+            model = self.arms[self._model].state_dict()
+            state["model"] = {k: model.get(k) for k in ("fits", "observations", "compute_seconds",
+                                                        "setup_seconds", "evaluation_seconds", "retired")}
+        return state

@@ -225,6 +225,10 @@ class PoolPosterior:
         var = np.maximum(self.hyper.signal - self._q, 1e-12)
         return mu, var
 
+    def variance(self) -> np.ndarray:
+        """Latent variance at every pool point (O(N): kept up to date by ``add``)."""
+        return np.maximum(self.hyper.signal - self._q, 1e-12)
+
     def train_mean(self) -> np.ndarray:
         """Latent posterior mean at every observation row (the targets less their fitted noise)."""
         if not self.m:

@@ -79,6 +79,15 @@ class MetaTechnique(BaseTechnique):
     def _on_result(self, arm: int, credit: bool) -> None:
         """Learn from a result of ``arm`` (credit: novel and improved the best)."""
 
+    def _takes_batch(self, arm: int) -> bool:
+        """Whether ``arm``, once picked, is asked for every remaining slot of the batch at once.
+
+        Why: a model arm computes a batch in one call (one refit check, one
+        set-up of its linear algebra, the kriging believer between picks);
+        asked one slot at a time it repeats that work per configuration.
+        """
+        return False
+
     def propose(self, n: int) -> list[dict[str, Any]]:
         self._require_bound()
         out: list[dict[str, Any]] = []
@@ -87,13 +96,13 @@ class MetaTechnique(BaseTechnique):
             i = self._pick(blocked)
             if i is None:
                 break
-            got = self.arms[i].propose(1)
+            got = self.arms[i].propose(n - len(out) if self._takes_batch(i) else 1)
             if not got:
                 blocked.add(i)
                 continue
-            config = got[0]
-            self._owner.setdefault(self.hash(config), deque()).append(i)
-            out.append(config)
+            for config in got[: n - len(out)]:
+                self._owner.setdefault(self.hash(config), deque()).append(i)
+                out.append(config)
         return out
 
     # -- results -----------------------------------------------------------

@@ -265,3 +265,118 @@ def test_a_retired_model_hands_its_trials_to_the_other_arms() -> None:
     assert bo.retired is not None and len(seen) == 120
     after = by_arm.get("BayesOpt", 0)
     assert after < 30 and sum(v for k, v in by_arm.items() if k != "BayesOpt") >= 90
+
+
+class _ManualClock:
+    """A clock that moves only when the test moves it."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _slow_setup(bo: BayesOpt, clock: _ManualClock, seconds: float) -> None:
+    """Make the one-time pool build cost ``seconds`` on ``clock``."""
+    build = bo._build_pool
+
+    def slow() -> None:
+        clock.now += seconds
+        build()
+
+    bo._build_pool = slow  # type: ignore[method-assign]
+
+
+def _drive_costed(bo: BayesOpt, setup: float, cost: float, budget: int) -> int:
+    space = smooth_space()
+    bo.bind(space, budget=budget, rng=np.random.default_rng(3))
+    clock = _ManualClock()
+    bo.clock = clock
+    _slow_setup(bo, clock, setup)
+    made = 0
+    while made < budget and not bo.done:
+        configs = bo.propose(1)
+        if not configs:
+            break
+        for c in configs:
+            made += 1
+            bo.observe(Trial(config=c, config_hash=space.config_hash(c), value=smooth_objective(c), state="OK",
+                             technique="BayesOpt", evaluation=made, cost=cost))
+    return made
+
+
+def test_a_one_time_setup_the_run_repays_does_not_retire_the_model() -> None:
+    """A 0.5 s pool build against 0.2 s evaluations: sunk once, repaid by a 60-evaluation run.
+
+    Before the set-up was booked apart, the build alone exceeded 0.25 of the
+    first evaluation's cost and retired the model after one result (under
+    many MPI workers the model then proposed 4 % of the trials).
+    """
+    bo = BayesOpt(seed=1, compute_share=0.25)
+    assert _drive_costed(bo, setup=0.5, cost=0.2, budget=60) == 60
+    assert bo.retired is None
+    assert bo.setup_seconds == pytest.approx(0.5) and bo.compute_seconds < 0.5
+    # the same set-up against a run it can never repay: 0.25 x (60 x 0.001 s) is far below 0.5 s
+    short = BayesOpt(seed=1, compute_share=0.25)
+    _drive_costed(short, setup=0.5, cost=0.001, budget=60)
+    assert short.retired is not None and "set-up" in short.retired
+
+
+def test_asked_for_one_after_a_wide_batch_it_picks_a_quarter_queue_ahead() -> None:
+    """Many workers: a full queue once, then one per result; the model refits per quarter queue, not per pick."""
+    space = smooth_space()
+    bo = BayesOpt(seed=0, initial=6, enumerate_limit=1000, pool=500)
+    bo.bind(space, budget=200, rng=np.random.default_rng(0))
+    seen: set[str] = set()
+    first = bo.propose(12)
+    assert len(first) == 12
+    for c in first:
+        seen.add(space.config_hash(c))
+        bo.observe(_trial(space, c, smooth_objective(c)))
+    calls = []
+    batch = bo._ei_batch
+
+    def counted(k: int) -> list:
+        calls.append(k)
+        return batch(k)
+
+    bo._ei_batch = counted  # type: ignore[method-assign]
+    for _ in range(9):
+        (c,) = bo.propose(1)
+        h = space.config_hash(c)
+        assert h not in seen, "proposed a configuration again"
+        seen.add(h)
+        bo.observe(_trial(space, c, smooth_objective(c)))
+    assert calls == [3, 3, 3]  # ceil(12 / 4) picks per model pass, handed out one by one
+    # a pick handed out ahead that another worker measured meanwhile is dropped, not proposed
+    (c,) = bo.propose(1)
+    seen.add(space.config_hash(c))
+    ahead = list(bo._ahead)
+    assert ahead
+    for a in ahead:
+        bo.observe_foreign(_trial(space, a, smooth_objective(a)))
+        seen.add(space.config_hash(a))
+    nxt = bo.propose(1)
+    assert nxt and space.config_hash(nxt[0]) not in {space.config_hash(a) for a in ahead}
+
+
+def test_the_default_asks_its_leading_model_for_the_whole_batch_at_once() -> None:
+    from techniques.default import DefaultEnsemble
+
+    space = smooth_space()
+    ens = DefaultEnsemble(seed=2)
+    ens.bind(space, budget=120, rng=np.random.default_rng(2))
+    bo = next(a for a in ens.arms if isinstance(a, BayesOpt))
+    asked: list[int] = []
+    propose = bo.propose
+
+    def recorded(n: int) -> list:
+        asked.append(n)
+        return propose(n)
+
+    bo.propose = recorded  # type: ignore[method-assign]
+    batch = ens.propose(8)
+    assert len(batch) == 8 and len({space.config_hash(c) for c in batch}) == 8
+    assert asked == [8]
+    assert all(ens.credit_name(space.config_hash(c)) == "BayesOpt" for c in batch)
