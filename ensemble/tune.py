@@ -99,16 +99,29 @@ class Tuner:
     and every tell commits its result, exactly as a measurement worker would.
     The run is set up by the same :class:`~ensemble.driver.session.RunSession`
     as every other entry point (seed files, resume, run status, results log).
+    ``technique`` is a registry name (with ``technique_options``) or a
+    technique object the caller built (a subclass of
+    :class:`~ensemble.technique.Technique`, configured and not yet bound),
+    for users who keep a reference to inspect its state during the run.
     """
 
     def __init__(self, space: Any, *, objective: Any = None, **settings: Any) -> None:
         from ensemble.objective import Minimize
+        from ensemble.technique import Technique
 
+        given = settings.get("technique")
+        instance: Technique | None = None
+        if given is not None and not isinstance(given, str):
+            if not isinstance(given, Technique):
+                raise ConfigurationError(f"technique={given!r}: give a registry name such as 'default' or an "
+                                         "instance of an ensemble.technique.Technique subclass")
+            instance = given
+            settings["technique"] = str(getattr(given, "name", type(given).__name__))
         self.settings = RunSettings(**settings)
         self.space = space
         self.objective = objective if objective is not None else Minimize("time")
         self._session = RunSession(FunctionApp(_told_not_run, space, self.objective), self.settings,
-                                   app_ref="ensemble.tune:Tuner")
+                                   app_ref="ensemble.tune:Tuner", technique=instance)
         self._session.prepare()
         self._session.check_processes()
         handle = self._session.open()

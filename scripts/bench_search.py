@@ -243,6 +243,60 @@ def run_technique(name: str, space: RecordedSpace, mode: str, budget: int, seed:
     return out
 
 
+def run_technique_workers(name: str, space: RecordedSpace, mode: str, budget: int, seed: int, workers: int,
+                          *, max_stall: int = 2000) -> list[float]:
+    """One of our techniques with ``workers`` simulated asynchronous workers (issue 18, point 3).
+
+    Through the ask/tell :class:`ensemble.Tuner` on ``memory://``: ``workers``
+    configurations are in flight at once; each takes its recorded cost in
+    simulated time (failures their recorded cost, unrecorded ones a tenth of
+    the space's median cost, so that they return first as a refused build
+    would), and the technique is told the result that finishes first and
+    asked to refill that slot, so it proposes without the results still
+    being measured, as under ``mpirun -n workers``.  Values are returned in
+    the order the results arrive.
+    """
+    import heapq
+
+    from ensemble import Tuner, registry
+    from ensemble.errors import EnsembleError
+
+    if ":" in name and name not in registry.technique_names():
+        tech = registry.resolve(name)(seed=seed)
+    else:
+        tech = registry.create_technique(name, seed=seed)
+    app = _ReplayFunction(space, mode)
+    _stall_guard(tech, app.space(), max_stall)
+    costs = [float(r.cost) for r in space.records.values() if r.cost and math.isfinite(float(r.cost))]
+    refused = 0.1 * float(np.median(costs)) if costs else 0.0
+    limit = min(budget, space.size(mode))
+    tuner = Tuner(app.space(), objective=app.objective(), database="memory://", test_limit=limit, seed=seed,
+                  quiet=True, run_name="bench", technique=tech)
+    flight: list[tuple[float, int, dict[str, Any]]] = []
+    now, order, out = 0.0, 0, RunValues()
+    try:
+        while len(out) < limit:
+            while len(flight) < workers and not tuner.done:
+                try:
+                    config = tuner.ask()
+                except EnsembleError:
+                    break
+                rec = space.lookup(config)
+                cost = refused if rec is None or not rec.cost else float(rec.cost)
+                heapq.heappush(flight, (now + cost, order, config))
+                order += 1
+            if not flight:
+                break
+            now, _, config = heapq.heappop(flight)
+            rec = space.lookup(config)
+            value = math.inf if rec is None else space.scalar(rec)
+            tuner.tell(config, app.run(config, None))
+            out.append(value)
+    finally:
+        tuner.close()
+    return out
+
+
 def _stall_guard(tech: Any, sspace: Any, max_stall: int) -> None:
     """Make ``tech`` propose nothing after ``max_stall`` proposals in a row that were all seen before."""
     propose = tech.propose
@@ -265,7 +319,9 @@ def _stall_guard(tech: Any, sspace: Any, max_stall: int) -> None:
 
 
 def _run_technique_args(name: str, space: RecordedSpace, mode: str, budget: int, seed: int,
-                        max_stall: int, max_seconds: float | None) -> list[float]:
+                        max_stall: int, max_seconds: float | None, workers: int = 1) -> list[float]:
+    if workers > 1:
+        return run_technique_workers(name, space, mode, budget, seed, workers, max_stall=max_stall)
     return run_technique(name, space, mode, budget, seed, max_stall=max_stall, max_seconds=max_seconds)
 
 
@@ -376,8 +432,10 @@ def evaluate_space(path: str, args: argparse.Namespace) -> dict[str, Any]:
     timed(f"random search (check, {len(rseeds)} repeats)",
           lambda: [run_reference_random(space, mode, meth.budget, s) for s in rseeds])
     for name in args.techniques:
-        jobs = [(name, space, mode, meth.budget, s, 2000, args.run_timeout) for s in seeds]
-        timed(technique_label(name), partial(_map, args.jobs, _run_technique_args, jobs))
+        for w in args.workers:
+            jobs = [(name, space, mode, meth.budget, s, 2000, args.run_timeout, w) for s in seeds]
+            label = technique_label(name) + (f" ({w} workers)" if w > 1 else "")
+            timed(label, partial(_map, args.jobs, _run_technique_args, jobs))
     for prefix, (fut, started) in futures.items():
         timed(prefix, partial(_peer_rows, prefix, fut))
         timing[prefix] = time.perf_counter() - started  # wall time since launch (ran concurrently)
@@ -459,6 +517,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--peers", type=lambda s: [t for t in s.split(",") if t], default=["opentuner", "kerneltuner"])
     p.add_argument("--kt-strategies", type=lambda s: s.split(","), default=list(KT_STRATEGIES))
     p.add_argument("--jobs", type=int, default=1, help="processes for our techniques' independent seeds")
+    p.add_argument("--workers", type=lambda s: [int(w) for w in s.split(",") if w], default=[1],
+                   help="simulated asynchronous workers for our techniques, e.g. 1,8: each evaluation takes its "
+                        "recorded cost in simulated time and the technique proposes while the others measure "
+                        "(1: the ordinary sequential run)")
     p.add_argument("--run-timeout", type=float, default=None, metavar="SEC",
                    help="guard: cut one of our runs after SEC wall seconds (reported as cut)")
     p.add_argument("--peer-jobs", type=int, default=2, help="processes for OpenTuner's independent seeds")

@@ -113,3 +113,36 @@ def test_in_memory_loop_follows_the_sqlite_driver(tmp_path, monkeypatch, techniq
             best = v
             trace.append([i, v])
     assert trace == driver_trace
+
+
+@pytest.mark.parametrize("technique", ["default", "Random"])
+def test_simulated_workers_follow_the_driver_with_one_and_keep_k_in_flight(monkeypatch, technique):
+    """bench_search --workers: one simulated worker is the ordinary run; k keep k configurations in flight.
+
+    Why: the issue-18 comparison (score with 8 workers against the sequential
+    score) is only meaningful if the one-worker simulation is the sequential
+    run itself, and if the k-worker one really tells the technique its
+    results late (k asked, not yet told, at every tell once the queue is full).
+    """
+    import techniques.default
+    from apps.replay import load_space
+    from ensemble.tune import Tuner
+    from scripts.bench_search import run_technique_workers
+
+    monkeypatch.setattr(techniques.default, "MODEL_COMPUTE_SHARE", None)
+    path = shared_space("pnpoly_RTX2080Ti.json.gz")
+    if path is None:
+        pytest.skip("shared/data/spaces not present beside the checkout")
+    space = load_space(path)
+    assert run_technique_workers(technique, space, "file", 40, 4, 1) == run_technique(technique, space, "file", 40, 4)
+    in_flight: list[int] = []
+    tell = Tuner.tell
+
+    def counted(self, config, value):
+        in_flight.append(sum(len(v) for v in self._asked.values()))
+        return tell(self, config, value)
+
+    monkeypatch.setattr(Tuner, "tell", counted)
+    values = run_technique_workers(technique, space, "file", 40, 4, 4)
+    assert len(values) == 40
+    assert max(in_flight) == 4 and in_flight[:30] == [4] * 30  # the queue stays full until the budget is asked

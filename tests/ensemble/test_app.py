@@ -103,3 +103,19 @@ def test_demo_app_times_a_real_blocked_matmul(tmp_path):
                         report_dir=str(tmp_path / "rep"))
     assert res.evaluations == 4 and res.best_value > 0
     assert json.loads((tmp_path / "rep" / "best.json").read_text())["config"] == res.best_config
+
+
+def test_ask_tell_with_a_technique_object(tmp_path):
+    """A technique the caller built (and keeps a reference to) drives the ask/tell run."""
+    from tests.ensemble.driver_helpers import TinyRandom
+
+    mine = TinyRandom(seed=3)
+    space = SearchSpace().add(Integer("a", 0, 7))
+    with ensemble.Tuner(space, database=db_url(tmp_path), technique=mine, test_limit=5, seed=0) as tuner:
+        assert tuner.technique is mine
+        for _ in range(5):
+            cfg = tuner.ask()
+            tuner.tell(cfg, float(cfg["a"]))
+    assert len({t.config_hash for t in mine.observed}) == 5
+    with pytest.raises(ValueError, match="technique=42"):
+        ensemble.Tuner(space, database=db_url(tmp_path), technique=42)
