@@ -553,6 +553,15 @@ def hls(args: argparse.Namespace) -> dict[str, Any]:
     finished = {(r["tuner"], r["seed"], r["budget"]) for r in out["runs"] if r.get("error") is None}
     tasks = [(name, label, args.seed + s, b) for b in args.budgets for s in range(args.seeds) for label, name in tuners
              if (label, args.seed + s, b) not in finished]
+    if args.order == "seed":  # whole seeds first (every budget and tuner of seed s before seed s + 1)
+        tasks.sort(key=lambda t: (t[2], args.budgets.index(t[3])))
+    # every tuner's code imported before the fork: the workers run the code of the moment the command started
+    import techniques.doe.report  # noqa: F401
+    from ensemble import registry
+
+    for _, name in tuners:
+        if isinstance(name, str):
+            registry.create_technique(name, seed=0)
     ctx = multiprocessing.get_context("fork")
     t0 = time.monotonic()
     with ctx.Pool(args.jobs, initializer=_hls_pool_init,
@@ -639,6 +648,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     g.add_argument("--cache", default="docs/doe_results/hls_crc32_balanced_cache.json")
     g.add_argument("--prefill", action="append", default=[], help="an hls-table file whose rows join the cache")
     g.add_argument("--json-out", default=None)
+    g.add_argument("--order", choices=("budget", "seed"), default="budget",
+                   help="budget: every seed of a budget before the next budget; seed: whole seeds first "
+                        "(budgets in the order given), so a cut command leaves complete seeds")
     args = p.parse_args(argv)
     parts = {"hls": hls, "hls-table": hls_table, "stencil": stencil, "explain": explain, "designs": designs}
     if args.part in parts:

@@ -27,6 +27,16 @@ After ``steps`` iterations (Section V-B ran 4), or when no factor is left,
 the budget still unspent goes to uniform samples of the last sub-space
 (``rest="sample"``; step 8's "neighborhood exploration"), then the technique
 is done; the run's answer is the best measured configuration.
+
+Options that follow other remarks of the paper, all off by default (each
+screened and checked in docs/DOE.md): ``levels="checked"`` (step 8 fixes the
+levels of the better measured of the prediction and the sub-space's best
+point; appendix G, Sec. 1, on reverting a step the logs contradict),
+``reuse=True`` (earlier runs of the sub-space join the next design as fixed
+rows; appendix E, Sec. IV-B), ``rest="widen"`` (release the last step's
+levels once the last sub-space is exhausted; appendix G) and
+``rest="neighborhood"`` (the rest of the budget goes to one-level-away
+neighbours of the best measured point; Sec. III, step 8).
 Every place where this differs from the paper is listed, with the reason, in
 docs/DOE.md ("Differences from the paper").
 
@@ -74,6 +84,10 @@ from techniques.doe.subspace import SubSpace
 __all__ = ["DLMT"]
 
 Batch = list[dict[str, Any]]
+#: what the budget left after the steps buys (docs/DOE.md, differences 6 and 12)
+REST = ("sample", "widen", "neighborhood", "stop")
+#: where step 8 fixes the significant factors (docs/DOE.md, difference 13)
+LEVELS = ("predicted", "checked")
 
 
 class DLMT(BaseTechnique):
@@ -91,7 +105,13 @@ class DLMT(BaseTechnique):
     ``none`` by default, ``log``, ``boxcox`` (exponent of greatest
     likelihood), ``checked-boxcox`` (only after the score test rejects)), ``rest``
     (``sample``: the budget left after the steps goes to the last sub-space;
-    ``stop``: done after the steps, as in the paper and as a bandit arm should).
+    ``widen``: the same, then the last step's levels are released when that
+    sub-space is exhausted; ``neighborhood``: neighbours of the best measured
+    point, widening likewise; ``stop``: done after the steps, as in the paper
+    and as a bandit arm should), ``levels`` (``predicted``: step 8 fixes the
+    model's predicted best, as in the paper; ``checked``: the levels of the
+    better measured of the prediction and the sub-space's best point),
+    ``reuse`` (earlier runs of the sub-space are fixed rows of the next design).
     """
 
     name: ClassVar[str] = "dlmt"
@@ -102,7 +122,7 @@ class DLMT(BaseTechnique):
                  significance: float = 0.05, terms: str = "auto", candidates: int = 1000,
                  sampling: str = "uniform", extra_runs: int = 4, prediction_limit: int = 20_000,
                  prediction_samples: int = 5000, transform: str = "none", rest: str = "sample",
-                 **options: Any) -> None:
+                 levels: str = "predicted", reuse: bool = False, **options: Any) -> None:
         super().__init__(seed=seed, **options)
         if not isinstance(steps, int) or steps < 1:
             raise TechniqueError(f"dlmt: steps={steps!r}; give an integer >= 1 (the paper ran 4)")
@@ -116,9 +136,19 @@ class DLMT(BaseTechnique):
             raise TechniqueError(f"dlmt: sampling={sampling!r}; choose one of {CANDIDATE_STRATEGIES}")
         if transform not in TRANSFORMS:
             raise TechniqueError(f"dlmt: transform={transform!r}; choose one of {TRANSFORMS}")
-        if rest not in ("sample", "stop"):
+        if rest not in REST:
             raise TechniqueError(f"dlmt: rest={rest!r}; choose 'sample' (spend the budget left after the steps "
-                                 "around the fixed levels) or 'stop' (done after the steps, as in the paper)")
+                                 "on the last sub-space), 'widen' (the same, then release the last step's levels "
+                                 "when that sub-space is exhausted), 'neighborhood' (one-level-away neighbours of "
+                                 "the best measured point, widening likewise) or 'stop' (done after the steps, as "
+                                 "in the paper)")
+        if not isinstance(reuse, bool):
+            raise TechniqueError(f"dlmt: reuse={reuse!r}; give True (earlier runs of the sub-space join the next "
+                                 "design as fixed rows, appendix E Sec. IV-B) or False (fresh designs, the default)")
+        if levels not in LEVELS:
+            raise TechniqueError(f"dlmt: levels={levels!r}; choose 'predicted' (fix the model's predicted best, as "
+                                 "in the paper) or 'checked' (the better measured of the prediction and the "
+                                 "sub-space's best measured point)")
         if int(candidates) < 2:
             raise TechniqueError(f"dlmt: candidates={candidates!r}; give at least 2 (the paper used 1000)")
         self.n_steps = steps
@@ -132,6 +162,8 @@ class DLMT(BaseTechnique):
         self.prediction_samples = int(prediction_samples)
         self.transform = transform
         self.rest = rest
+        self.levels = levels
+        self.reuse = bool(reuse)
 
     # -- binding and bad input ------------------------------------------------
     def _on_bind(self) -> None:
@@ -145,6 +177,10 @@ class DLMT(BaseTechnique):
         self._hashes: list[str] = []
         self._handed: set[int] = set()
         self._requested: set[str] = set()
+        #: every point the iteration asked for, with its value (only the generator's own data: resume replays it)
+        self._data: list[tuple[dict[str, Any], float]] = []
+        #: (hash, config) of each enumerated sub-space, by id (the sub-spaces live in ``self._subs``)
+        self._enumerated: dict[int, list[tuple[str, dict[str, Any]]]] = {}
         self._finished = False
         self._user = None if self.terms in ("auto", *DEGREES) else parse_formula(self.terms, self.factors)
         self._check_budget()
@@ -217,8 +253,10 @@ class DLMT(BaseTechnique):
         count = SubSpace(self.space).count(self.prediction_limit)
         self._subs = [SubSpace(self.space, table=None if count is None else [dict(c) for c in self.space.enumerate_valid()])]
         yield from self._steps()
-        if self.rest == "sample" and self.budget is not None:
-            yield from self._spend_rest()
+        if self.rest == "neighborhood" and self.budget is not None:
+            yield from self._explore(self.budget)
+        elif self.rest in ("sample", "widen") and self.budget is not None:
+            yield from self._spend_rest(self.budget)
 
     def _steps(self) -> Generator[Batch, list[float], None]:
         sub = self._subs[-1]
@@ -235,16 +273,33 @@ class DLMT(BaseTechnique):
             # step 3: candidates and the D-optimal design ------------------------------
             candidates, exact = candidate_set(sub, self.rng, self.n_candidates, strategy=self.sampling,
                                               numeric=[f.name for f in free if f.kind == "numeric"])
+            reused: list[tuple[dict[str, Any], float]] = []
+            if self.reuse:  # earlier runs enter only as fixed rows: every new run is a point not asked for yet
+                reused = self._reusable(sub, carry[0])
+                candidates = [c for c in candidates if self.hash(c) not in self._requested]
+            include = self._merge(candidates, [c for c, _ in reused])
             record["candidates"] = {"count": len(candidates), "exact": exact, "sampling": self.sampling}
-            plan = self._plan(free, candidates, k, record)
+            plan = self._plan(free, candidates, k, record, len(include))
             if plan is None:
                 return
             model, coded, n = plan
-            design = fedorov(coded, n, self.rng)
-            configs = [candidates[i] for i in design.rows]
+            if len(include) >= n:  # keep room for one new run; which earlier points stay is drawn at random
+                keep = sorted(int(i) for i in self.rng.permutation(len(include))[: n - 1])
+                left_out = set(include) - {include[i] for i in keep}
+                include, reused = [include[i] for i in keep], [reused[i] for i in keep]
+                # the earlier runs left out leave the candidate set too (not chosen again as "new" runs)
+                rows = [i for i in range(len(candidates)) if i not in left_out]
+                where = {old: new for new, old in enumerate(rows)}
+                candidates, coded = [candidates[i] for i in rows], coded[rows]
+                include = [where[i] for i in include]
+            design = fedorov(coded, n, self.rng, include=include)
+            fixed_rows = set(include)
+            configs = [candidates[i] for i in design.rows if i not in fixed_rows]
             record.update(model=model.formula, design_size=n, d_criterion=design.d,
-                          fedorov_iterations=design.iterations)
+                          fedorov_iterations=design.iterations, reused=len(reused))
             values = yield configs                                            # step 4
+            self._data += list(zip(configs, values))
+            configs, values = [c for c, _ in reused] + configs, [v for _, v in reused] + list(values)
             record["design"] = [{"config": c, "value": v} for c, v in zip(configs, values)]
             data_c, data_v = carry[0] + configs, carry[1] + list(values)
             ok = [i for i, v in enumerate(data_v) if math.isfinite(v)]
@@ -275,12 +330,62 @@ class DLMT(BaseTechnique):
             record.update(predicted_config=best, predicted_value=float(np.min(predicted)),
                           prediction_pool=len(pool), fixed=levels)
             value = yield [best]
+            self._data.append((best, value[0]))
             record["predicted_measured"] = value[0]
+            if self.levels == "checked":
+                levels = self._checked_levels(sub, sig_factors, levels, value[0], record)
+                record["fixed"] = levels
             self.fixed.update(levels)
             sub = sub.with_fixed(levels)
             self._subs.append(sub)
 
-    def _spend_rest(self) -> Generator[Batch, list[float], None]:
+    def _reusable(self, sub: SubSpace, pooled: Batch) -> list[tuple[dict[str, Any], float]]:
+        """Earlier successful runs of this sub-space not already pooled into this step.
+
+        Appendix E, Sec. IV-B: "we could have reused some of the 12
+        experiments from the previous step to reduce the size of the new
+        design"; they join the design as fixed rows (Fedorov's ``include``).
+        """
+        taken = {self.hash(c) for c in pooled}
+        out: dict[str, tuple[dict[str, Any], float]] = {}
+        for c, v in self._data:
+            h = self.hash(c)
+            if math.isfinite(v) and h not in taken and sub.is_valid(c):
+                out.setdefault(h, (c, v))
+        return list(out.values())
+
+    def _merge(self, candidates: Batch, extra: Batch) -> list[int]:
+        """Indices of ``extra`` in ``candidates`` (appended where missing)."""
+        index = {self.hash(c): i for i, c in enumerate(candidates)}
+        out = []
+        for c in extra:
+            h = self.hash(c)
+            if h not in index:
+                index[h] = len(candidates)
+                candidates.append(dict(c))
+            out.append(index[h])
+        return out
+
+    def _checked_levels(self, sub: SubSpace, names: list[str], levels: dict[str, Any], value: float,
+                        record: dict[str, Any]) -> dict[str, Any]:
+        """Step 8 checked by measurement: the prediction against the best measured point of the sub-space.
+
+        Appendix G (Sec. 1) argues for "being able to revert" a step whose
+        decision the logs contradict; a user reading the step's report would
+        not fix levels whose measured configuration is worse than a design
+        point the same step measured.  The levels of the better one are fixed.
+        """
+        seen = [(v, c) for c, v in self._data if math.isfinite(v) and sub.is_valid(c)]
+        if not seen:
+            return levels
+        v_best, c_best = min(seen, key=lambda t: t[0])
+        if math.isfinite(value) and value <= v_best:
+            return levels
+        record["levels_from"] = (f"the best measured point of the sub-space ({v_best:.6g}); the predicted "
+                                 f"configuration measured {value:.6g}")
+        return {name: c_best[name] for name in names}
+
+    def _spend_rest(self, budget: int) -> Generator[Batch, list[float], None]:
         """The budget left after the steps: unmeasured points of the last sub-space.
 
         Section III, step 8: with discrete factors "neighborhood exploration
@@ -293,31 +398,93 @@ class DLMT(BaseTechnique):
         ``rest="stop"`` keeps that behaviour (and is what an arm of a bandit
         should use, so the bandit spends the rest on its other arms).
         """
-        sub = self._subs[-1]
-        remaining = self.budget - self._spent()
-        picks: Batch = []
-        if remaining > 0:
-            if sub.count(self.prediction_limit) is not None:
-                pool = [c for c in sub.enumerate() if self.hash(c) not in self._requested]
-                picks = [pool[int(i)] for i in self.rng.permutation(len(pool))[:remaining]]
+        subs = self._subs[::-1] if self.rest == "widen" else self._subs[-1:]
+        for depth, sub in enumerate(subs):
+            # a sampled (large) sub-space can return fewer new points than asked without being exhausted:
+            # it is left only when a draw finds nothing new, so levels are released only then
+            while (remaining := budget - self._spent()) > 0:
+                picks = self._unmeasured(sub, remaining)
+                if not picks:
+                    break
+                yield from self._rest_batch(sub, depth, picks, "sample")
+
+    def _explore(self, budget: int) -> Generator[Batch, list[float], None]:
+        """The budget left after the steps: neighbourhood exploration around the best measured point.
+
+        Section III, step 8: "neighborhood exploration might be needed to find
+        levels that minimize the response around predicted levels".  Each
+        batch is the unmeasured neighbours (one free factor one level away;
+        any other level of a categorical factor) of the best point measured
+        in the sub-space; with none left, one uniform sample of the sub-space.
+        When the sub-space is exhausted, the last step's levels are released
+        (appendix G: reverting iterations) and the exploration goes on in the
+        previous sub-space.
+        """
+        for depth, sub in enumerate(self._subs[::-1]):
+            while (remaining := budget - self._spent()) > 0:
+                seen = [(v, c) for c, v in self._data if math.isfinite(v) and sub.is_valid(c)]
+                picks = self._neighbours(sub, min(seen, key=lambda t: t[0])[1])[:remaining] if seen else []
+                if not picks:
+                    picks = self._unmeasured(sub, 1)
+                    if not picks:
+                        break  # this sub-space is exhausted: release the last step's levels
+                yield from self._rest_batch(sub, depth, picks, "neighbourhood")
+
+    def _rest_batch(self, sub: SubSpace, depth: int, picks: Batch, mode: str) -> Generator[Batch, list[float], None]:
+        """Measure one batch of the rest phase in ``sub``; ``depth`` steps' levels released (for the report)."""
+        if depth:  # appendix G: revert the last steps; proposals respect the levels still fixed
+            self.fixed = dict(sub.fixed)
+        log = self.rest_log or {"measured": 0, "best": None, "mode": mode}
+        log.update(fixed=dict(sub.fixed), measured=log["measured"] + len(picks), released_steps=depth)
+        self.rest_log = log
+        values = yield picks
+        self._data += list(zip(picks, values))
+        finite = [v for v in values if math.isfinite(v)] + ([] if log["best"] is None else [log["best"]])
+        log["best"] = min(finite) if finite else None
+
+    def _neighbours(self, sub: SubSpace, centre: dict[str, Any]) -> Batch:
+        """Valid, unrequested points one level away from ``centre`` in one free factor (random order)."""
+        out: Batch = []
+        for f in self.factors:
+            if f.name in sub.fixed or f.levels is None:
+                continue
+            if f.kind == "numeric":
+                order = sorted(f.levels, key=float)
+                i = next((k for k, v in enumerate(order) if v == centre[f.name]), None)
+                if i is None:
+                    continue
+                others = [order[k] for k in (i - 1, i + 1) if 0 <= k < len(order)]
             else:
-                seen = set(self._requested)
-                for c in sub.sample(self.rng, 4 * remaining):
-                    h = self.hash(c)
-                    if h not in seen and len(picks) < remaining:
-                        seen.add(h)
-                        picks.append(c)
-        if picks:
-            self.rest_log = {"fixed": dict(sub.fixed), "measured": len(picks), "best": None}
-            values = yield picks
-            finite = [v for v in values if math.isfinite(v)]
-            self.rest_log["best"] = min(finite) if finite else None
+                others = [v for v in f.levels if v != centre[f.name]]
+            for v in others:
+                c = {**centre, f.name: v}
+                if self.hash(c) not in self._requested and sub.is_valid(c):
+                    out.append(c)
+        return [out[int(i)] for i in self.rng.permutation(len(out))]
+
+    def _unmeasured(self, sub: SubSpace, remaining: int) -> Batch:
+        """Up to ``remaining`` valid points of ``sub`` DLMT has not asked for, drawn uniformly."""
+        if sub.count(self.prediction_limit) is not None:
+            # hashed once per sub-space: the rest phase asks again after every batch
+            table = self._enumerated.get(id(sub))
+            if table is None:
+                table = self._enumerated[id(sub)] = [(self.hash(c), c) for c in sub.enumerate()]
+            pool = [c for h, c in table if h not in self._requested]
+            return [dict(pool[int(i)]) for i in self.rng.permutation(len(pool))[:remaining]]
+        picks: Batch = []
+        seen = set(self._requested)
+        for c in sub.sample(self.rng, 4 * remaining):
+            h = self.hash(c)
+            if h not in seen and len(picks) < remaining:
+                seen.add(h)
+                picks.append(c)
+        return picks
 
     def _spent(self) -> int:
         return len(self._requested)
 
     def _plan(self, free: list[Factor], candidates: Batch, k: int,
-              record: dict[str, Any]) -> tuple[Model, np.ndarray, int] | None:
+              record: dict[str, Any], reused: int = 0) -> tuple[Model, np.ndarray, int] | None:
         """Step 2/3 sizing: the richest model whose design fits the step's share of the budget.
 
         Fallbacks, in order (docs/DOE.md, "Bad input"): poorer automatic term
@@ -327,6 +494,10 @@ class DLMT(BaseTechnique):
         """
         remaining = None if self.budget is None else self.budget - self._spent()
         shares = [None] if remaining is None else [remaining // (self.n_steps - k), remaining]
+        fresh = len(candidates) - reused  # candidates that would be new runs (reused rows are in the set)
+        if fresh <= 0:
+            record["note"] = "no point of this sub-space is left to measure; stopped"
+            return None
         dropped: list[str] = []
         factors = list(free)
         while True:
@@ -338,15 +509,19 @@ class DLMT(BaseTechnique):
                     p = x.shape[1]
                     n = self.design_size if self.design_size is not None else p + self.extra_runs
                     n = min(n, len(candidates))
-                    if share is not None:
-                        n = min(n, share - 1)
+                    # cost of the step: the new runs (n less the reused rows kept, at most n - 1) and the
+                    # predicted point; reused runs cost nothing, and new runs must exist among the candidates
+                    while n > 0 and ((share is not None and n - min(reused, n - 1) + 1 > share)
+                                     or n - min(reused, n - 1) > fresh):
+                        n -= 1
                     if n >= p + 1 or (n >= p and p == len(candidates)):
                         record["aliased"] = aliased
                         record["dropped_categorical"] = dropped
                         return model, code_columns(x), n
             cats = [f for f in factors if f.kind == "categorical"]
             if not cats:
-                record["note"] = f"the remaining budget ({remaining}) cannot pay for a design; stopped"
+                record["note"] = (f"the remaining budget ({remaining}) cannot pay for a design; stopped"
+                                  if fresh > 0 else "no point of this sub-space is left to measure; stopped")
                 return None
             widest = max(cats, key=lambda f: f.n_levels)
             factors.remove(widest)

@@ -66,9 +66,11 @@ def render_markdown(tech: Any) -> str:
             lines.append(f"- candidate set: {c['count']} valid configurations "
                          + f"({'the whole sub-space' if c['exact'] else c['sampling'] + ' sample'})")
         if "model" in s:
+            reused = (f", {s['reused']} of them earlier runs of this sub-space kept as fixed rows (reuse)"
+                      if s.get("reused") else "")
             lines += [f"- model: `{s['model']}`",
-                      (f"- design: {s['design_size']} runs, Fedorov exchange ({s['fedorov_iterations']} iterations), "
-                       f"D-criterion {s['d_criterion']:.4g} (coded [-1, 1] columns)")]
+                      (f"- design: {s['design_size']} runs{reused}, Fedorov exchange ({s['fedorov_iterations']} "
+                       f"iterations), D-criterion {s['d_criterion']:.4g} (coded [-1, 1] columns)")]
         for key, text in (("aliased", "terms dropped as aliased (singular under the constraints)"),
                           ("dropped_categorical", "categorical factors left out for the budget")):
             if s.get(key):
@@ -101,15 +103,23 @@ def render_markdown(tech: Any) -> str:
                       (f"Minimum predicted over {s['prediction_pool']} valid configurations: "
                        f"{_num(s['predicted_value'])} at {_cfg(s['predicted_config'])}; "
                        f"measured {_num(_measured(tech, s))}."),
-                      f"**Fixed**: {_cfg(s['fixed'])}.", "", f"![predicted vs measured](dlmt_step{k}.svg)"]
+                      f"**Fixed**: {_cfg(s['fixed'])}"
+                      + (f" (levels of {s['levels_from']}, levels=\"checked\")." if s.get("levels_from") else "."),
+                      "", f"![predicted vs measured](dlmt_step{k}.svg)"]
         if s.get("note"):
             lines += ["", f"Note: {s['note']}"]
         lines.append("")
     rest = getattr(tech, "rest_log", None)
     if rest:
+        how = ("neighbours (one level away) of the best measured point, else uniform samples,"
+               if rest.get("mode") == "neighbourhood" else "uniform samples")
+        released = rest.get("released_steps", 0)
+        where = (f"the last sub-space, then, once it was exhausted, the levels of the last {released} fixing "
+                 f"step(s) released (still fixed at the end: {_cfg(rest['fixed']) or 'nothing'})" if released
+                 else f"the last sub-space ({_cfg(rest['fixed']) or 'nothing fixed'})")
         lines += ["## After the steps", "",
-                  (f"The budget left ({rest['measured']} evaluations) went to uniform samples of the last "
-                   f"sub-space ({_cfg(rest['fixed']) or 'nothing fixed'}); best of them: {_num(rest['best'])}."), ""]
+                  (f"The budget left ({rest['measured']} evaluations) went to {how} in {where}; "
+                   f"best of them: {_num(rest['best'])}."), ""]
     return "\n".join(lines)
 
 

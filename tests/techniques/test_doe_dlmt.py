@@ -266,3 +266,214 @@ def test_resume_through_the_driver_measures_only_the_rest_of_the_step(tmp_path: 
     assert len(killed) == len(set(killed)), "nothing measured twice"
     assert resumed_measured == len(whole) - 8, "the resumed run measured only what the kill left"
     assert killed == whole, "the same design, in the same order, as an uninterrupted run"
+
+
+# -- the options of step 8 and after the steps (levels, reuse, rest) ----------------------------------
+
+def small_space() -> SearchSpace:
+    """216 points: small enough that the last sub-space runs out within the budget."""
+    return SearchSpace().add(Integer("a", 0, 5), Integer("b", 0, 5), Enum("k", ["x", "y", "z"]), Boolean("v"))
+
+
+def noisy(c: dict[str, Any]) -> float:
+    """Clear main effects (a, b, k) plus a deterministic ripple the linear model cannot follow.
+
+    The ripple makes the model's predicted best measure worse than a design
+    point now and then, which is the case ``levels="checked"`` is for.
+    """
+    ripple = ((c["a"] * 7 + c["b"] * 13 + "xyz".index(c["k"]) * 5 + int(c["v"]) * 3) % 5) * 1.5
+    return 1.0 + 2 * (c["a"] - 4) ** 2 + 1.5 * (c["b"] - 1) ** 2 + 4.0 * (c["k"] == "y") + ripple
+
+
+def _own_loop(tech: DLMT, s: SearchSpace, f: Any, budget: int, seed: int,
+              on_propose: Any = None) -> list[tuple[dict[str, Any], float]]:
+    """Ask/tell until DLMT is done, with no cap at the budget (so DLMT's own budget rule is what is tested).
+
+    ``on_propose(tech, measured_before)`` runs after every ``propose`` call,
+    with everything measured before that call.  Returns (config, value) in
+    proposal order; a proposal of a known point fails the test.
+    """
+    tech.bind(s, budget=budget, rng=np.random.default_rng(seed))
+    measured: list[tuple[dict[str, Any], float]] = []
+    seen: set[str] = set()
+    for _ in range(10 * budget):
+        if tech.done:
+            break
+        configs = tech.propose(4)
+        if on_propose is not None:
+            on_propose(tech, list(measured))
+        if not configs:
+            break
+        for c in configs:
+            h = s.config_hash(c)
+            assert h not in seen, f"{c} proposed a second time"
+            assert s.is_valid(c), f"invalid proposal {c}"
+            seen.add(h)
+            measured.append((c, f(c)))
+            tech.observe(Trial(config=c, config_hash=h, value=measured[-1][1], state="OK", technique="dlmt"))
+    assert tech.done
+    assert len(measured) <= budget, f"{len(measured)} evaluations for a budget of {budget}"
+    return measured
+
+
+def _matches(c: dict[str, Any], fixed: dict[str, Any]) -> bool:
+    return all(c[n] == v for n, v in fixed.items())
+
+
+def test_checked_levels_fix_the_better_measured_point_and_stay_fixed() -> None:
+    """levels="checked": the prediction's levels when it measured best in the sub-space, else the best point's."""
+    overruled = 0
+    for seed in range(4):
+        s = small_space()
+        tech = DLMT(steps=3, levels="checked")
+        checked: set[int] = set()
+        fixed_since: list[tuple[int, dict[str, Any]]] = []  # (proposals measured before, levels fixed)
+
+        def check(t: DLMT, before: list[tuple[dict[str, Any], float]], checked: set[int] = checked,
+                  fixed_since: list[tuple[int, dict[str, Any]]] = fixed_since) -> None:
+            nonlocal overruled
+            for st in t.steps:
+                if "predicted_measured" not in st or st["step"] in checked:
+                    continue
+                checked.add(st["step"])
+                inside = [(c, v) for c, v in before if _matches(c, st["fixed_before"])]
+                best = min(v for _, v in inside)
+                predicted = st["predicted_config"]
+                if st["predicted_measured"] <= best:
+                    assert st["fixed"] == {n: predicted[n] for n in st["fixed"]}
+                    assert "levels_from" not in st
+                else:
+                    overruled += 1
+                    assert "levels_from" in st
+                    assert any(v == best and _matches(c, st["fixed"]) for c, v in inside), \
+                        "the levels fixed are those of the best measured point of the sub-space"
+                fixed_since.append((len(before), dict(t.fixed)))
+
+        measured = _own_loop(tech, s, noisy, 80, seed, check)
+        assert fixed_since, "a clear objective: some factor is fixed"
+        for start, fixed in fixed_since:
+            assert all(_matches(c, fixed) for c, _ in measured[start:]), "a later proposal left a fixed level"
+    assert overruled, "the ripple must overrule the prediction at least once in these seeds"
+
+
+def test_reuse_puts_earlier_runs_in_the_design_and_never_re_measures() -> None:
+    """reuse=True: earlier runs of the sub-space are rows of the next design, measured once, counted once."""
+    reusing = 0
+    for seed in range(3):
+        s = small_space()
+        tech = DLMT(steps=3, reuse=True)
+        measured = _own_loop(tech, s, noisy, 80, seed)   # no proposal twice: asserted in the loop
+        order = {s.config_hash(c): i for i, (c, _) in enumerate(measured)}
+        for st in tech.steps:
+            if not st.get("reused"):
+                continue
+            reusing += 1
+            rows = [s.config_hash(r["config"]) for r in st["design"]]
+            assert len(rows) == st["design_size"] == len(set(rows))
+            new = rows[st["reused"]:]
+            first_new = min(order[h] for h in new)
+            old = [h for h in rows if order[h] < first_new]
+            assert sorted(old) == sorted(rows[: st["reused"]]), "the reused rows are exactly the earlier runs"
+            assert all(_matches(r["config"], st["fixed_before"]) for r in st["design"]), "reused rows lie in the sub-space"
+            assert [r["value"] for r in st["design"][: st["reused"]]] == [measured[order[h]][1] for h in rows[: st["reused"]]]
+    assert reusing, "some step must reuse earlier runs in these seeds"
+
+
+def _levels(tech: DLMT) -> list[dict[str, Any]]:
+    """The fixed levels of each sub-space, from the whole space (index 0) to the last."""
+    out = [{}]
+    for st in tech.steps:
+        if st.get("fixed"):
+            out.append({**out[-1], **st["fixed"]})
+    return out
+
+
+@pytest.mark.parametrize("rest", ["widen", "neighborhood"])
+def test_rest_widen_and_neighborhood_release_levels_only_when_the_sub_space_is_exhausted(rest: str) -> None:
+    released = 0
+    for seed in range(3):
+        s = small_space()
+        tech = DLMT(steps=3, rest=rest)
+        measured = _own_loop(tech, s, noisy, 80, seed)   # valid, never twice, within the budget: in the loop
+        assert len(measured) == 80, "the budget is spent: released levels give room"
+        subs = _levels(tech)
+        assert tech.rest_log is not None
+        start = len(measured) - tech.rest_log["measured"]
+        released = max(released, tech.rest_log["released_steps"])
+        points = [{s.config_hash(c) for c in s.enumerate_valid() if _matches(c, fixed)} for fixed in subs]
+        done: set[str] = {s.config_hash(c) for c, _ in measured[:start]}
+        depth = len(subs) - 1
+        for c, _ in measured[start:]:
+            level = max(i for i, fixed in enumerate(subs) if _matches(c, fixed))
+            assert level <= depth, "levels once released are not fixed again"
+            if level < depth:
+                assert points[level + 1] <= done, "levels released while their sub-space had unmeasured points"
+                depth = level
+            done.add(s.config_hash(c))
+        assert tech.fixed == subs[depth], "tech.fixed tells the levels still fixed"
+    assert released >= 1, "the small space must exhaust the last sub-space in these seeds"
+
+
+def test_neighborhood_starts_next_to_the_best_measured_point() -> None:
+    """rest="neighborhood": the first point after the steps is one level away from the best of the sub-space."""
+    next_to_best = 0
+    for seed in range(3):
+        s = space()
+        tech = DLMT(steps=2, rest="neighborhood")
+        measured = _own_loop(tech, s, objective, 70, seed)
+        assert tech.rest_log is not None and tech.rest_log["measured"] > 0
+        start = len(measured) - tech.rest_log["measured"]
+        first = measured[start][0]
+        subs = _levels(tech)
+        fixed = subs[max(i for i, f in enumerate(subs) if _matches(first, f))]  # its sub-space (levels released?)
+        best = min((t for t in measured[:start] if _matches(t[0], fixed)), key=lambda t: t[1])[0]
+        before = {s.config_hash(c) for c, _ in measured[:start]}
+        around = [c for c in _neighbours(s, best) if _matches(c, fixed) and s.is_valid(c)
+                  and s.config_hash(c) not in before]
+        if around:
+            next_to_best += 1
+            assert first in around
+    assert next_to_best, "some seed must have unmeasured neighbours of its best point"
+
+
+def _neighbours(s: SearchSpace, c: dict[str, Any]) -> list[dict[str, Any]]:
+    """One level away in one parameter (any other level of a non-numeric Enum)."""
+    out = []
+    for p in s.params:
+        values = list(p.values())
+        if p.kind == "Enum" and not all(isinstance(v, (int, float)) for v in values):
+            out += [{**c, p.name: v} for v in values if v != c[p.name]]
+            continue
+        i = values.index(c[p.name])
+        out += [{**c, p.name: values[j]} for j in (i - 1, i + 1) if 0 <= j < len(values)]
+    return out
+
+
+@pytest.mark.parametrize("options", [{"levels": "checked", "reuse": True, "rest": "neighborhood"},
+                                     {"rest": "widen"}])
+def test_resume_with_the_options_replays_the_same_run(options: dict[str, Any]) -> None:
+    """A kill in the rest phase: the resumed run proposes what the uninterrupted one did, nothing twice."""
+    s = space()
+    full = DLMT(**options)
+    full.bind(s, budget=80, rng=np.random.default_rng(8))
+    reference = _drive(full, s, None)
+    assert full.rest_log is not None and full.rest_log["measured"] > 4
+    kill_at = len(reference) - full.rest_log["measured"] // 2
+    before = DLMT(**options)
+    before.bind(s, budget=80, rng=np.random.default_rng(8))
+    history = _drive(before, s, kill_at)
+    resumed = DLMT(**options)
+    resumed.bind(s, budget=80, rng=np.random.default_rng(8))
+    resumed.restore(history)
+    after = _drive(resumed, s, None, history=history)[len(history):]
+    assert not {t.config_hash for t in history} & {t.config_hash for t in after}
+    assert [t.config_hash for t in history + after] == [t.config_hash for t in reference]
+
+
+def test_bad_values_of_the_step_8_options_name_the_argument() -> None:
+    with pytest.raises(TechniqueError, match="levels='best'.*'predicted'.*'checked'"):
+        DLMT(levels="best")
+    with pytest.raises(TechniqueError, match="reuse='yes'.*True"):
+        DLMT(reuse="yes")
+    with pytest.raises(TechniqueError, match="rest='more'.*'widen'.*'neighborhood'"):
+        DLMT(rest="more")
