@@ -145,8 +145,12 @@ class BayesOpt(BaseTechnique):
     docstring), ``incumbent`` ("mean": the plug-in incumbent, the lowest
     posterior mean at an evaluated configuration; "observed": the lowest
     measured value), ``explore_failures`` (0.05: the share of picks ranked by
-    EI x P(success) over every candidate, not only those with P >= 0.5) and
-    ``feasibility`` (the failure model's kind, "forest"; None: none).
+    EI x P(success) over every candidate, not only those with P >= 0.5),
+    ``exploit_tail`` (0.1; 0: off; the last fraction of the budget in which
+    the pick is the lowest posterior mean instead of the highest EI: pure
+    exploitation once what exploring learns can no longer be used; issue 18
+    point 2, measured in docs/TECHNIQUES.md, "Exploitation at the end") and ``feasibility`` (the failure model's kind,
+    "forest"; None: none).
     """
 
     name: ClassVar[str] = "BayesOpt"
@@ -156,8 +160,13 @@ class BayesOpt(BaseTechnique):
                  refit_growth: float = 1.25, enumerate_limit: int = 50_000, pool: int = 2000,
                  incumbents: int = 5, fit_subset: int = 256, memory_mb: float = 512.0,
                  compute_share: float | None = None, min_compute: float = 0.25,
-                 incumbent: str = "mean", explore_failures: float = 0.05, **options: Any) -> None:
+                 incumbent: str = "mean", explore_failures: float = 0.05, exploit_tail: float = 0.1,
+                 **options: Any) -> None:
         super().__init__(seed=seed, **options)
+        if not 0.0 <= exploit_tail < 1.0:
+            raise TechniqueError(f"BayesOpt: exploit_tail must be in [0, 1) (got {exploit_tail!r}); e.g. 0.1 "
+                                 "spends the last tenth of the budget on the lowest predicted values, 0 never")
+        self.exploit_tail = float(exploit_tail)
         if incumbent not in ("observed", "mean"):
             raise TechniqueError(f"BayesOpt: incumbent must be 'mean' (the default, the plug-in incumbent) "
                                  f"or 'observed' (the best measured value); got {incumbent!r}")
@@ -504,6 +513,8 @@ class BayesOpt(BaseTechnique):
             if rows:
                 best = float(gp.train_mean()[rows].min())
         out: list[dict[str, Any]] = []
+        exploit = bool(self.exploit_tail and self.budget
+                       and len(self._obs) + len(self._pending) >= (1.0 - self.exploit_tail) * float(self.budget))
         while len(out) < k:
             idx = np.flatnonzero(self._avail)
             if len(idx) == 0:
@@ -529,7 +540,11 @@ class BayesOpt(BaseTechnique):
             else:
                 p_ok = None
             top = float(ei.max())
-            if top > 0.0:
+            if exploit:  # the lowest posterior mean, among the candidates likely to run where there are any
+                lowest = mu if p_ok is None or not (p_ok >= FILTER_THRESHOLD).any() \
+                    else np.where(p_ok >= FILTER_THRESHOLD, mu, np.inf)
+                j = int(np.argmin(lowest))
+            elif top > 0.0:
                 j = int(np.argmax(ei))
             else:  # EI underflowed everywhere: the lowest lower confidence bound, ties at random
                 lcb = mu - 2.0 * sd

@@ -380,3 +380,35 @@ def test_the_default_asks_its_leading_model_for_the_whole_batch_at_once() -> Non
     assert len(batch) == 8 and len({space.config_hash(c) for c in batch}) == 8
     assert asked == [8]
     assert all(ens.credit_name(space.config_hash(c)) == "BayesOpt" for c in batch)
+
+
+def test_the_last_tenth_of_the_budget_picks_the_lowest_predicted_value(monkeypatch) -> None:
+    """exploit_tail: before the tail the pick is EI's; in it, the lowest posterior mean among the candidates."""
+    space = smooth_space()
+    bo = BayesOpt(seed=0, initial=6, enumerate_limit=1000, pool=500)
+    assert bo.exploit_tail == 0.1
+    bo.bind(space, budget=40, rng=np.random.default_rng(0))
+    predicted: list[np.ndarray] = []
+    predict = PoolPosterior.predict
+
+    def spy(self):
+        mu, var = predict(self)
+        predicted.append(mu.copy())
+        return mu, var
+
+    monkeypatch.setattr(PoolPosterior, "predict", spy)
+    lowest = []
+    for step in range(40):
+        avail = bo._avail.copy() if bo._gp is not None else None
+        predicted.clear()
+        (c,) = bo.propose(1)
+        if predicted and avail is not None and bo._avail.size == avail.size:
+            mu = predicted[-1]
+            i = bo._pool_index[space.config_hash(c)]
+            lowest.append((step, bool(mu[i] == mu[avail].min())))
+        bo.observe(_trial(space, c, smooth_objective(c)))
+    tail = [ok for step, ok in lowest if step >= 36]
+    assert tail and all(tail)
+    assert not all(ok for step, ok in lowest if step < 36)  # before the tail EI explores
+    with pytest.raises(TechniqueError, match="exploit_tail"):
+        BayesOpt(exploit_tail=1.0)
