@@ -188,7 +188,7 @@ class PoolPosterior:
         kxx = self.hyper.signal + self.hyper.noise + JITTER
         if m:
             k = self._k(self._X[:m], x)[:, 0]
-            ell = solve_triangular(self._L[:m, :m], k, lower=True)
+            ell = solve_triangular(self._L[:m, :m], k, lower=True, check_finite=False)
             diag = math.sqrt(max(kxx - float(ell @ ell), JITTER))
             self._L[m, :m] = ell
             row = (self._k(x, self._pool)[0] - ell @ self._V[:m]) / diag
@@ -220,7 +220,7 @@ class PoolPosterior:
         if not self.m:
             n = len(self._pool)
             return np.zeros(n), np.full(n, self.hyper.signal)
-        z = solve_triangular(self._L[: self.m, : self.m], self._t[: self.m], lower=True)
+        z = solve_triangular(self._L[: self.m, : self.m], self._t[: self.m], lower=True, check_finite=False)
         mu = z @ self._V[: self.m]
         var = np.maximum(self.hyper.signal - self._q, 1e-12)
         return mu, var
@@ -243,6 +243,6 @@ class PoolPosterior:
         if not self.m:
             return 0.0, self.hyper.signal
         k = self._k(self._X[: self.m], x)[:, 0]
-        ell = solve_triangular(self._L[: self.m, : self.m], k, lower=True)
-        z = solve_triangular(self._L[: self.m, : self.m], self._t[: self.m], lower=True)
+        ell = solve_triangular(self._L[: self.m, : self.m], k, lower=True, check_finite=False)
+        z = solve_triangular(self._L[: self.m, : self.m], self._t[: self.m], lower=True, check_finite=False)
         return float(ell @ z), max(self.hyper.signal - float(ell @ ell), 1e-12)
