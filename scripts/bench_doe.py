@@ -238,7 +238,7 @@ def designs(args: argparse.Namespace) -> dict[str, Any]:
 # why DLMT does what it does on a space: its decisions, tallied over seeds
 # ---------------------------------------------------------------------------
 
-def _explain_one(path: str, budget: int, seed: int) -> dict[str, Any]:
+def _explain_one(path: str, budget: int, seed: int, options: dict[str, Any] | None = None) -> dict[str, Any]:
     from ensemble.technique import Trial
     from techniques.doe import DLMT
 
@@ -246,7 +246,7 @@ def _explain_one(path: str, budget: int, seed: int) -> dict[str, Any]:
     mode = space.check_mode(None)
     sspace = space.to_search_space(mode)
     best_config, _ = space.optimum()
-    tech = DLMT()
+    tech = DLMT(**(options or {}))
     tech.bind(sspace, budget=budget, rng=np.random.default_rng(seed))
     seen: dict[str, float] = {}
     while not tech.done and len(seen) < budget:
@@ -261,12 +261,23 @@ def _explain_one(path: str, budget: int, seed: int) -> dict[str, Any]:
             seen[h] = v
             tech.observe(Trial(config=c, config_hash=h, value=v, state="OK" if math.isfinite(v) else "FAILED",
                                technique="dlmt", duplicate=dup, evaluation=len(seen)))
-    fixed = tech.fixed
+    fixed: dict[str, Any] = {}  # what the steps fixed (a rest phase may release some later: ``released_steps``)
+    for st in tech.steps:
+        if "predicted_measured" in st and st.get("fixed"):
+            fixed.update(st["fixed"])
+    rest = tech.rest_log or {}
+    values = list(seen.values())
+    finite = [i for i, v in enumerate(values) if math.isfinite(v)]
+    best_at = min(finite, key=lambda i: values[i]) if finite else -1
     return {"evaluations": len(seen), "steps": len(tech.steps),
             "empty_steps": sum(1 for s in tech.steps if "significant_factors" in s and not s["significant_factors"]),
             "unanalysed_steps": sum(1 for s in tech.steps if "model" in s and "anova" not in s),
             "fixed": len(fixed), "fixed_at_optimum": sum(1 for n, v in fixed.items() if best_config.get(n) == v),
             "failed_runs": sum(1 for v in seen.values() if not math.isfinite(v)),
+            "overruled_predictions": sum(1 for s in tech.steps if s.get("levels_from")),
+            "reused_rows": sum(int(s.get("reused") or 0) for s in tech.steps),
+            "rest_evaluations": int(rest.get("measured", 0)), "released_steps": int(rest.get("released_steps", 0)),
+            "best_in_rest": float(best_at >= len(values) - int(rest.get("measured", 0)) and best_at >= 0),
             "fixed_factors": sorted(fixed)}
 
 
@@ -275,10 +286,11 @@ def explain(args: argparse.Namespace) -> dict[str, Any]:
                            "seeds": args.seeds, "spaces": {}}
     for path in args.spaces:
         _SPACES[path] = _load(path)
-        runs = [_explain_one(path, args.budget, args.seed + s) for s in range(args.seeds)]
+        runs = [_explain_one(path, args.budget, args.seed + s, json.loads(args.options)) for s in range(args.seeds)]
         sname = Path(path).name.split(".")[0]
         summary = {k: float(np.mean([r[k] for r in runs])) for k in
-                   ("evaluations", "steps", "empty_steps", "unanalysed_steps", "fixed", "fixed_at_optimum", "failed_runs")}
+                   ("evaluations", "steps", "empty_steps", "unanalysed_steps", "fixed", "fixed_at_optimum", "failed_runs",
+                    "overruled_predictions", "reused_rows", "rest_evaluations", "released_steps", "best_in_rest")}
         counts: dict[str, int] = {}
         for r in runs:
             for n in r["fixed_factors"]:
@@ -616,6 +628,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     e.add_argument("--budget", type=int, default=56)
     e.add_argument("--seeds", type=int, default=25)
     e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--options", default="{}", help="DLMT options as JSON (default: DLMT's defaults)")
     e.add_argument("--json-out", default=None)
     s = sub.add_parser("stencil", help="DLMT and random search on the OpenCL stencil app (each config measured once)")
     s.add_argument("--pattern", default="star")
