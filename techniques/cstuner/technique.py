@@ -21,12 +21,14 @@ Computation on GPUs", IEEE CLUSTER 2021, Section IV (Fig. 5):
    stopping by the CV of the top-n fitness (:mod:`.group_search`).
 
 The paper ends after one pass; a run with budget left goes on instead
-(another pass from the new best, then, with ``continuation="joint"`` (the
-default), the grouped GA over all groups on a doubling sampled space, or
-with ``"descents"`` passes on a doubling sampled space and new descents from
-the dataset's next-best settings; then unseen configurations at random): it
-is ``done`` only when every valid configuration is known.  This and every other difference from the paper is
-listed in docs/CSTUNER.md.
+(another pass from the new best, then, with ``continuation="descents"`` (the
+default), more of the paper's own search: passes on a doubling sampled space
+(Fig. 11) and new descents from the dataset's next-best settings; with
+``"joint"`` the grouped GA over all groups on a doubling sampled space; then
+unseen configurations at random): it is ``done`` only when every valid
+configuration is known.  A PMNF model guides the sample only when it ranks
+held-out dataset samples better than chance (``model_check``).  This and
+every other difference from the paper is listed in docs/CSTUNER.md.
 """
 
 from __future__ import annotations
@@ -64,12 +66,13 @@ class CsTuner(BaseTechnique):
     (approximate stopping), ``max_generations`` per group, ``pool`` (random
     candidates when the space is too large to enumerate), ``transport``
     ("auto", "local" or "mpi"), ``continuation`` (what budget left after the
-    paper's passes goes to: "joint" or "descents"), ``stagnation`` (the joint
+    paper's passes goes to: "descents", the default, or "joint"; replay screens
+    in docs/CSTUNER.md), ``stagnation`` (the joint
     GA ends after that many generations without a new best; "takeover":
     the selection's takeover time for ``population``, 6 for 16; None: off),
     ``model_check`` (a PMNF model guides the sample only when its 5-fold
     held-out predictions rank the dataset better than chance at this
-    one-sided significance level, 0.05; None: always, as the paper).
+    one-sided significance level, 0.01; None: always, as the paper).
     """
 
     name: ClassVar[str] = "CsTuner"
@@ -95,9 +98,9 @@ class CsTuner(BaseTechnique):
         pool: int = 20_000,
         enumerate_limit: int = 200_000,
         transport: str = "auto",
-        continuation: str = "joint",
+        continuation: str = "descents",
         stagnation: int | None | str = "takeover",
-        model_check: float | None = 0.05,
+        model_check: float | None = 0.01,
     ) -> None:
         super().__init__(seed=seed)
         if samples < 1:
@@ -134,7 +137,7 @@ class CsTuner(BaseTechnique):
                                  "takeover time, the default) or None (the joint GA runs to max_generations)")
         self.stagnation = stagnation
         if model_check is not None and not 0.0 < model_check < 1.0:
-            raise TechniqueError(f"model_check={model_check!r}: give a significance level in (0, 1), e.g. 0.05, "
+            raise TechniqueError(f"model_check={model_check!r}: give a significance level in (0, 1), e.g. 0.01, "
                                  "or None to use every fitted PMNF model unchecked (the paper)")
         self.model_check = model_check
         self.model_checks: dict[str, dict[str, float]] = {}

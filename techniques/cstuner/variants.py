@@ -1,0 +1,38 @@
+"""Named earlier defaults of CsTuner and the preset, for side-by-side replay runs.
+
+Why: docs/CSTUNER.md compares the current defaults with the ones they
+replaced in the same ``scripts/bench_search.py`` command; the benchmark takes
+techniques as "module:attr", so the earlier settings need an importable name
+(e.g. ``--techniques CsTuner,techniques.cstuner.variants:CsTunerJoint``).
+They are not registered: they exist for the comparison, not for users.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from techniques.cstuner.ensemble import CsTunerEnsemble
+from techniques.cstuner.technique import CsTuner
+
+__all__ = ["CsTunerEnsembleJoint", "CsTunerJoint"]
+
+#: the defaults before 2026-11-26: the joint grouped GA after the passes, every fitted PMNF model used
+JOINT_UNCHECKED: dict[str, Any] = {"continuation": "joint", "model_check": None}
+
+
+class CsTunerJoint(CsTuner):
+    """CsTuner with the defaults before 2026-11-26 (``continuation="joint"``, ``model_check=None``)."""
+
+    name: ClassVar[str] = "CsTuner-joint"
+
+    def __init__(self, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(seed=seed, **{**JOINT_UNCHECKED, **options})
+
+
+class CsTunerEnsembleJoint(CsTunerEnsemble):
+    """cstuner-ensemble whose CsTuner arm has the defaults before 2026-11-26."""
+
+    name: ClassVar[str] = "cstuner-ensemble-joint"
+
+    def __init__(self, *, seed: int | None = None, cstuner: dict[str, Any] | None = None, **options: Any) -> None:
+        super().__init__(seed=seed, cstuner={**JOINT_UNCHECKED, **(cstuner or {})}, **options)
