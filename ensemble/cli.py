@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ensemble.errors import EnsembleError
-from ensemble.settings import DEFAULT_DATABASE, RunSettings
+from ensemble.settings import DEFAULT_DATABASE, RunSettings, SettingsError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ensemble.storage.base import BaseStorage
@@ -33,6 +33,9 @@ def add_standard_arguments(parser: argparse.ArgumentParser) -> argparse.Argument
     """The standard flags (names follow OpenTuner where it has one)."""
     g = parser.add_argument_group("tuning (ensemble-tuner)")
     g.add_argument("--technique", "-t", default="default", help="search technique (default: the ensemble)")
+    g.add_argument("--technique-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an option of the technique, e.g. steps=3 or rest=stop (VALUE is read as JSON, "
+                        "else taken as a string); repeatable")
     g.add_argument("--list-techniques", action="store_true", help="list technique names and exit")
     g.add_argument("--stop-after", type=float, metavar="SEC", help="stop after this many seconds")
     g.add_argument("--test-limit", type=int, metavar="N", help="stop after N unique evaluations")
@@ -60,10 +63,33 @@ def add_standard_arguments(parser: argparse.ArgumentParser) -> argparse.Argument
     return parser
 
 
+def technique_options(pairs: list[str]) -> dict[str, Any]:
+    """``--technique-option KEY=VALUE`` flags as keyword arguments of the technique.
+
+    VALUE is parsed as JSON (``3``, ``0.05``, ``true``, ``null``, ``"text"``,
+    ``[1, 2]``) and taken as a plain string when it is not JSON, so
+    ``rest=stop`` and ``rest='"stop"'`` mean the same.  Unknown keys are
+    refused by the technique itself, naming the options it has.
+    """
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            raise SettingsError(f"--technique-option {pair!r}: write KEY=VALUE with KEY an option name, "
+                                "e.g. --technique-option steps=3")
+        try:
+            out[key] = json.loads(text)
+        except ValueError:
+            out[key] = text
+    return out
+
+
 def settings_from_args(ns: argparse.Namespace) -> RunSettings:
     """RunSettings from parsed standard flags (the only place a namespace is read)."""
     return RunSettings(
-        technique=ns.technique, stop_after=ns.stop_after, test_limit=ns.test_limit, target=ns.target,
+        technique=ns.technique, technique_options=technique_options(getattr(ns, "technique_option", None) or []),
+        stop_after=ns.stop_after, test_limit=ns.test_limit, target=ns.target,
         database=ns.database, run_name=ns.run_name, resume=ns.resume, parallelism=ns.parallelism,
         seed=ns.seed, seed_configurations=list(ns.seed_configuration or []), results_log=ns.results_log,
         report_dir=ns.report, quiet=ns.quiet, trial_limit=getattr(ns, "trial_limit", None),

@@ -141,3 +141,25 @@ def test_plugin_commands_dispatch_through_entry_points(monkeypatch, capsys):
     assert cli.main(["hello", "a", "b"]) == 3
     assert capsys.readouterr().out.strip() == "hello a b"
     assert "hello" in cli._parser().format_help()
+
+
+def test_technique_options_from_the_command_line(tmp_path, capsys):
+    """--technique-option KEY=VALUE reaches the technique; VALUE is JSON, else a string; mistakes are one line."""
+    import argparse
+
+    p = add_standard_arguments(argparse.ArgumentParser())
+    ns = p.parse_args(["-t", "dlmt", "--technique-option", "steps=3", "--technique-option", "rest=stop",
+                       "--technique-option", 'terms="time ~ a"', "--technique-option", "reuse=false"])
+    assert settings_from_args(ns).technique_options == {"steps": 3, "rest": "stop", "terms": "time ~ a",
+                                                        "reuse": False}
+    # a real run with an option: BayesOpt's initial design of 3 points
+    assert main(["run", APP, "--database", db_url(tmp_path), "-t", "BayesOpt", "--technique-option", "initial=3",
+                 "--test-limit", "6", "--quiet", "--run-name", "opt"]) == 0
+    capsys.readouterr()
+    assert main(["run", APP, "--database", db_url(tmp_path), "-t", "BayesOpt", "--technique-option", "initial",
+                 "--test-limit", "6", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "KEY=VALUE" in err and "--technique-option" in err
+    assert main(["run", APP, "--database", db_url(tmp_path), "-t", "BayesOpt", "--technique-option",
+                 "no_such_option=1", "--test-limit", "6", "--quiet"]) == 2
+    assert "no_such_option" in capsys.readouterr().err
