@@ -11,6 +11,7 @@ are left out of the model but never proposed again.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -201,11 +202,17 @@ class _TickClock:
         return self.now
 
 
-def _drive(bo: BayesOpt, cost: float | None, budget: int = 60) -> int:
-    """propose/observe on the smooth space with every trial costing ``cost``; returns evaluations made."""
+def _drive(bo: BayesOpt, cost: float | None, budget: int = 60, clock: Any = None, setup: float = 0.0) -> int:
+    """propose/observe on the smooth space with every trial costing ``cost``; returns evaluations made.
+
+    ``clock``: the model's clock (default: 0.01 s per reading); ``setup``:
+    seconds the one-time pool build costs on that clock.
+    """
     space = smooth_space()
     bo.bind(space, budget=budget, rng=np.random.default_rng(3))
-    bo.clock = _TickClock(0.01)
+    bo.clock = _TickClock(0.01) if clock is None else clock
+    if setup:
+        _slow_setup(bo, bo.clock, setup)
     evaluations = 0
     while evaluations < budget and not bo.done:
         configs = bo.propose(1)
@@ -289,21 +296,7 @@ def _slow_setup(bo: BayesOpt, clock: _ManualClock, seconds: float) -> None:
 
 
 def _drive_costed(bo: BayesOpt, setup: float, cost: float, budget: int) -> int:
-    space = smooth_space()
-    bo.bind(space, budget=budget, rng=np.random.default_rng(3))
-    clock = _ManualClock()
-    bo.clock = clock
-    _slow_setup(bo, clock, setup)
-    made = 0
-    while made < budget and not bo.done:
-        configs = bo.propose(1)
-        if not configs:
-            break
-        for c in configs:
-            made += 1
-            bo.observe(Trial(config=c, config_hash=space.config_hash(c), value=smooth_objective(c), state="OK",
-                             technique="BayesOpt", evaluation=made, cost=cost))
-    return made
+    return _drive(bo, cost, budget, clock=_ManualClock(), setup=setup)
 
 
 def test_a_one_time_setup_the_run_repays_does_not_retire_the_model() -> None:
