@@ -74,6 +74,9 @@ class Technique(abc.ABC):
         self.space: SearchSpace | None = None
         self.budget: int | None = None
         self.rng: np.random.Generator = np.random.default_rng(seed)
+        #: measurement workers the search driver keeps busy, set before each ``propose``: a
+        #: technique whose proposals cost time can tell whether it holds the workers up
+        self.workers: int = 1
 
     def bind(
         self, space: SearchSpace, *, budget: int | None, rng: np.random.Generator

@@ -69,6 +69,7 @@ import contextlib
 import logging
 import math
 import time
+from collections import deque
 from typing import Any, ClassVar
 
 import numpy as np
@@ -82,6 +83,9 @@ from techniques.gaussian_process import GPHyper, PoolPosterior, fit_hyperparamet
 __all__ = ["BayesOpt", "expected_improvement_fast"]
 
 _log = logging.getLogger(__name__)
+
+#: results over which the model's compute per result is compared with the gap between results
+WINDOW = 32
 
 
 class _OneBlasThread:
@@ -222,6 +226,8 @@ class BayesOpt(BaseTechnique):
         self._setup_open = 0.0  # set-up time inside the section being timed
         self.evaluation_seconds = 0.0  # cost of the evaluations seen (Trial.cost)
         self._costed = 0  # trials that carried a cost
+        # running compute at each of the last WINDOW + 1 results (the throughput test)
+        self._marks: deque[float] = deque(maxlen=WINDOW + 1)
         self.retired: str | None = None  # why the model stopped, once it has
         if self.initial is not None:
             self._n_init = self.initial
@@ -273,6 +279,7 @@ class BayesOpt(BaseTechnique):
             t0 = self.clock()
             self._learn(trial)
             self._pool_stale = self._pool_stale or improved
+            self._marks.append(self.compute_seconds)
             self._charge_compute(t0)
 
     def restore(self, trials: Any) -> None:
@@ -313,14 +320,18 @@ class BayesOpt(BaseTechnique):
     def _charge_compute(self, t0: float) -> None:
         """Add the time since ``t0`` to the model's compute; retire when it outweighs the evaluations.
 
-        Two tests (docs/TECHNIQUES.md, "The cost of the model"): the running
-        compute (everything but the set-up) against ``compute_share`` of the
-        evaluations seen so far, the marginal cost that decides whether going
-        on pays; and the one-time set-up against ``compute_share`` of what the
-        whole run's evaluations will cost at the mean cost seen so far.  A
-        sunk set-up cost alone never retires the model on a run long enough to
-        repay it (before, a 0.4 s pool build against one 0.2 s evaluation did,
-        and under 4-32 MPI ranks the model proposed 4 % of the trials).
+        Three tests (docs/TECHNIQUES.md, "The cost of the model" and "Many
+        workers"): the running compute (everything but the set-up) against
+        ``compute_share`` of the evaluations seen so far, the marginal cost
+        that decides whether going on pays; the one-time set-up against
+        ``compute_share`` of what the whole run's evaluations will cost at the
+        mean cost seen so far; and, with several workers (``self.workers``, set
+        by the search driver), the compute per result over the last
+        ``WINDOW`` results against the time between results (mean cost /
+        workers): past that the workers wait for the model.  A sunk set-up
+        cost alone never retires the model on a run long enough to repay it
+        (before, a 0.4 s pool build against one 0.2 s evaluation did, and
+        under 4-32 MPI ranks the model proposed 4 % of the trials).
         """
         self.compute_seconds += max(self.clock() - t0 - self._setup_open, 0.0)
         self._setup_open = 0.0
@@ -337,6 +348,14 @@ class BayesOpt(BaseTechnique):
         elif self.setup_seconds > max(self.compute_share * projected, self.min_compute):
             self.retired = (f"model set-up {self.setup_seconds:.3g} s exceeded {self.compute_share:g} of the "
                             f"{projected:.3g} s its {self._horizon()} evaluations are projected to cost")
+        elif self.workers > 1 and len(self._marks) == self._marks.maxlen:
+            # many workers: a result arrives every mean_cost / workers seconds; a model whose compute per
+            # result is longer than that keeps workers waiting however small its share of their time is
+            per_result = (self._marks[-1] - self._marks[0]) / WINDOW
+            gap = mean_cost / self.workers
+            if per_result > gap:
+                self.retired = (f"model compute {1000 * per_result:.3g} ms per result (last {WINDOW}) exceeded "
+                                f"the {1000 * gap:.3g} ms between results of {self.workers} workers")
         if self.retired is not None:
             _log.info("BayesOpt retired after %d observations: %s; the other techniques go on",
                       len(self._obs), self.retired)

@@ -96,6 +96,7 @@ class MetaTechnique(BaseTechnique):
             i = self._pick(blocked)
             if i is None:
                 break
+            self.arms[i].workers = self.workers
             got = self.arms[i].propose(n - len(out) if self._takes_batch(i) else 1)
             if not got:
                 blocked.add(i)

@@ -278,6 +278,7 @@ class SearchDriver:
         want = int(min(want, self._budget_left()))
         rounds = 0
         name = self.technique.name
+        self.technique.workers = workers
         while want > 0 and rounds < 4:
             rounds += 1
             configs = self.technique.propose(want)

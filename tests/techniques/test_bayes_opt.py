@@ -405,3 +405,35 @@ def test_the_last_tenth_of_the_budget_picks_the_lowest_predicted_value(monkeypat
     assert not all(ok for step, ok in lowest if step < 36)  # before the tail EI explores
     with pytest.raises(TechniqueError, match="exploit_tail"):
         BayesOpt(exploit_tail=1.0)
+
+
+def test_with_many_workers_the_model_retires_once_it_holds_them_up() -> None:
+    """Compute per result longer than the time between results (mean cost / workers): the workers wait.
+
+    Every timed section costs 0.01 s here, a propose and an observe per
+    result: 0.02 s per result.  One-second evaluations leave 10 ms between
+    results at 100 workers (the model holds them up) and 1 s at one worker.
+    """
+    few, many = BayesOpt(seed=1, compute_share=0.25), BayesOpt(seed=1, compute_share=0.25)
+    many.workers = 100
+    assert _drive(few, cost=1.0) == 60 and few.retired is None
+    made = _drive(many, cost=1.0)
+    assert many.retired is not None and "between results of 100 workers" in many.retired
+    assert made < 60  # it retired after its first 33 results
+    alone = BayesOpt(seed=1)  # standalone (compute_share None): never retires
+    alone.workers = 100
+    assert _drive(alone, cost=1.0) == 60 and alone.retired is None
+
+
+def test_the_search_driver_tells_the_technique_its_workers() -> None:
+    from ensemble import Integer, SearchSpace, Tuner
+    from techniques.default import DefaultEnsemble
+
+    space = SearchSpace().add(Integer("a", 0, 30), Integer("b", 0, 30))
+    ens = DefaultEnsemble(seed=0)
+    with Tuner(space, database="memory://", technique=ens, test_limit=20, seed=0) as tuner:
+        asked = [tuner.ask() for _ in range(4)]   # four configurations in flight: four workers
+        model = next(a for a in ens.arms if isinstance(a, BayesOpt))
+        assert ens.workers >= 4 and model.workers == ens.workers
+        for c in asked:
+            tuner.tell(c, float(c["a"] + c["b"]))
