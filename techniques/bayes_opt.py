@@ -153,8 +153,11 @@ class BayesOpt(BaseTechnique):
     ``exploit_tail`` (0.1; 0: off; the last fraction of the budget in which
     the pick is the lowest posterior mean instead of the highest EI: pure
     exploitation once what exploring learns can no longer be used; issue 18
-    point 2, measured in docs/TECHNIQUES.md, "Exploitation at the end") and ``feasibility`` (the failure model's kind,
-    "forest"; None: none).
+    point 2, measured in docs/TECHNIQUES.md, "Exploitation at the end") and
+    ``feasibility`` (the failure model's kind, "forest"; None: none).  With
+    several workers (``workers``, set by the search driver) and a
+    ``compute_share``, the model also retires once its compute per result
+    exceeds the time between results (docs/TECHNIQUES.md, "Many workers").
     """
 
     name: ClassVar[str] = "BayesOpt"
