@@ -578,7 +578,21 @@ def hls(args: argparse.Namespace) -> dict[str, Any]:
     t0 = time.monotonic()
     with ctx.Pool(args.jobs, initializer=_hls_pool_init,
                   initargs=(args.design, args.scenario, args.trial_limit, memo, baseline)) as pool:
-        for row in pool.imap_unordered(_hls_star, tasks):
+        rows = pool.imap_unordered(_hls_star, tasks)
+        while True:
+            left = None if args.time_cap is None else args.time_cap - (time.monotonic() - t0)
+            try:
+                if left is not None and left <= 0:
+                    raise multiprocessing.TimeoutError
+                row = rows.next(timeout=left)
+            except StopIteration:
+                break
+            except multiprocessing.TimeoutError:
+                # the runs still going are dropped, but every flow they finished is kept in the cache:
+                # a later command (here or on another machine) replays those and measures only the rest
+                out["cut"] = f"--time-cap {args.time_cap} s reached; unfinished runs dropped"
+                print(f"hls: {out['cut']}", file=sys.stderr, flush=True)
+                break
             key = (row["tuner"], row["seed"], row["budget"])  # a retried run replaces its earlier error
             out["runs"] = [r for r in out["runs"] if (r["tuner"], r["seed"], r["budget"]) != key] + [row]
             out["measured"] = len(memo) - before
@@ -589,6 +603,13 @@ def hls(args: argparse.Namespace) -> dict[str, Any]:
             cache_path.write_text(json.dumps(cache))
             if args.json_out:
                 Path(args.json_out).write_text(json.dumps(out, indent=1))
+        cache["entries"] = dict(memo)  # flows of runs cut by the time cap too
+        cache_path.write_text(json.dumps(cache))
+        out["measured"] = len(memo) - before
+        out["seconds"] = time.monotonic() - t0
+        if args.json_out:
+            Path(args.json_out).write_text(json.dumps(out, indent=1))
+        pool.terminate()
     ev.close()
     return out
 
@@ -661,6 +682,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     g.add_argument("--cache", default="docs/doe_results/hls_crc32_balanced_cache.json")
     g.add_argument("--prefill", action="append", default=[], help="an hls-table file whose rows join the cache")
     g.add_argument("--json-out", default=None)
+    g.add_argument("--time-cap", type=float, default=None,
+                   help="stop after this many seconds: finished runs and every flow measured so far are kept")
     g.add_argument("--order", choices=("budget", "seed"), default="budget",
                    help="budget: every seed of a budget before the next budget; seed: whole seeds first "
                         "(budgets in the order given), so a cut command leaves complete seeds")
