@@ -18,7 +18,14 @@ paper; cyclic-merging loops of more than 32 points are then kept rolled
 (``#pragma unroll 1``, ``large_loops="rolled"``, the default): left to
 NVIDIA's OpenCL compiler (``large_loops="compiler"``) they were unrolled so
 far that a random configuration of the paper's space took about 16 s to
-build on an H100 (docs/GARVEY.md, "Build time").
+build on an H100 (docs/GARVEY.md, "Build time").  With ``"rolled"`` the
+cyclic loops are also kept rolled when unrolling them would put more than
+``MAX_UNROLLED_LOADS`` stencil loads in the body (a 117-point stencil
+unrolls up to 8 points, a 729-point box none): a 729-point box with 32
+points unrolled took about 37 s per build.  Cyclic points lie a work-group
+apart and share no inputs, so unrolling them buys instruction-level
+parallelism, not fewer loads (block merging, the loop that does remove
+loads, stays unrolled).
 
 Image memory: ``image_layout="2d"`` is the paper's variant (Garvey &
 Abdelrahman 2018, Sec. 4.6: the input array as a 2-D image, rows of x, one
@@ -47,6 +54,8 @@ __all__ = [
 KERNEL_NAME = "stencil_kernel"
 LOCAL_LIMIT = 48 * 1024
 MAX_WG = 1024
+#: cyclic loops are unrolled only while points x stencil loads stays within this (large_loops="rolled")
+MAX_UNROLLED_LOADS = 1024
 
 OPENCL_PARAMS: dict[str, list[Any]] = {
     "wgx": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
@@ -140,8 +149,11 @@ def generate_opencl(st: Stencil, c: Mapping[str, Any], *, limits: bool = True,
     """OpenCL C for configuration ``c``; raises ValueError when it is illegal.
 
     ``large_loops``: what the cyclic-merging loops get when a work-item
-    computes more than 32 points: ``"rolled"`` (``#pragma unroll 1``) or
-    ``"compiler"`` (no pragma; the compiler decides, and may unroll them all).
+    computes more than 32 points: ``"rolled"`` (``#pragma unroll 1``, also
+    when points x stencil loads exceeds ``MAX_UNROLLED_LOADS``) or
+    ``"compiler"`` (no pragma above 32 points, full unrolling up to 32: the
+    compiler decides, and may unroll them all; the generator before the
+    bound, kept to measure build times against).
     """
     if image_layout not in ("2d", "3d"):
         raise ValueError(f"image_layout={image_layout!r}: use '2d' (the paper's) or '3d'")
@@ -214,10 +226,11 @@ def generate_opencl(st: Stencil, c: Mapping[str, Any], *, limits: bool = True,
         raise TypeError(e)
 
     pts = c["bmx"] * c["bmy"] * c["bmz"] * c["cmx"] * c["cmy"] * c["cmz"]
-    if pts <= 32:
+    loads = pts * len(st.all_accesses())
+    if pts <= 32 and (large_loops == "compiler" or loads <= MAX_UNROLLED_LOADS):
         cyc = "  #pragma unroll"
     elif large_loops == "rolled":
-        cyc = "  #pragma unroll 1  // more than 32 points: kept rolled (build time)"
+        cyc = f"  #pragma unroll 1  // {pts} points x {len(st.all_accesses())} loads: kept rolled (build time)"
     else:
         cyc = "  // cyclic loop left to the compiler (more than 32 points)"
     L.append(cyc)

@@ -180,3 +180,27 @@ def test_a_device_that_refuses_every_work_group_ends_the_search_without_a_result
                         budget=10**6, seed=0, batch=10**4)
     assert t.done and log.unique > 0 and log.best_value == float("inf")
     assert any("failed" in m.lower() or "refus" in m.lower() for m in caplog.messages)
+
+
+@pytest.mark.opencl
+def test_cyclic_loops_stay_rolled_when_unrolling_would_exceed_the_load_bound() -> None:
+    """Build time (GARVEY.md, "Build time"): points x loads above MAX_UNROLLED_LOADS keeps the cyclic loops rolled."""
+    from apps.stencil.opencl_gen import MAX_UNROLLED_LOADS, generate_opencl
+    from apps.stencil.runner import OpenCLStencilRunner
+    from measurement.opencl import OpenCLBackend, opencl_available
+
+    st = garvey_benchmark("nocorners3d_r2_none").stencil(16)  # 117 loads per point
+    base = {"wgx": 4, "wgy": 2, "wgz": 2, "bmx": 1, "bmy": 1, "bmz": 1, "vx": 1, "mem": "global"}
+    eight = {**base, "cmx": 2, "cmy": 2, "cmz": 2}   # 8 x 117 = 936 loads: unrolled
+    sixteen = {**base, "cmx": 4, "cmy": 2, "cmz": 2}  # 16 x 117 = 1872 loads: rolled
+    assert 8 * 117 <= MAX_UNROLLED_LOADS < 16 * 117
+    assert "#pragma unroll 1" not in generate_opencl(st, eight, limits=False).source
+    assert "#pragma unroll 1" in generate_opencl(st, sixteen, limits=False).source
+    assert "#pragma unroll 1" not in generate_opencl(st, sixteen, limits=False, large_loops="compiler").source
+    if not opencl_available():
+        pytest.skip("no OpenCL platform")
+    be = OpenCLBackend(os.environ.get("ENSEMBLE_TEST_OPENCL_PLATFORM"), os.environ.get("ENSEMBLE_TEST_OPENCL_DEVICE"))
+    runner = OpenCLStencilRunner(st, be, limits=False, image_layout="2d", repeats=1, warmup=0)
+    for mem in ("global", "local", "image"):
+        res = runner({**sixteen, "mem": mem})
+        assert res.state == "OK", (mem, res.reason)
