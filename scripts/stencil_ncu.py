@@ -254,7 +254,7 @@ def run_plan(items: list[dict[str, Any]], repeats: int, out: str | None, jobs: i
 
 # ---- reading ncu's raw page ----------------------------------------------------------------------
 _SCALE = {"byte": 1, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9, "tbyte": 1e12, "nsecond": 1e-9, "usecond": 1e-6,
-          "msecond": 1e-3, "second": 1.0}
+          "msecond": 1e-3, "second": 1.0, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 #: (column in the summary, metric of ncu's raw page): sections SpeedOfLight, Occupancy, LaunchStats,
 #: MemoryWorkloadAnalysis, SchedulerStats, WarpStateStats and the --metrics that gpu_ncu.sh adds;
@@ -375,6 +375,20 @@ def summarize(folder: str) -> str:
                   f"{f(r.get('achieved_occupancy_pct'))} | {f(r.get('dram_pct'))} | {f(r.get('l2_pct'))} | "
                   f"{f(r.get('sm_pct'))} | {f(r.get('dram_bytes_over_compulsory'), 2)} | {f(r.get('l2_hit_pct'))} | "
                   f"{f(r.get('eligible_warps'), 2)} | {r.get('top_stalls', r.get('note', ''))} |")
+    md += ["", ("| item | kernels | ncu ms (sum) | % roof by ncu time | % roof by events (ncu process) | recorded % "
+                "| DRAM / compulsory (sum) | max regs | spill B (ptxas, sum) |"), "|---|---|---|---|---|---|---|---|---|"]
+    for it in items:
+        mine = [r for r in rows if r["label"] == it["label"] and r.get("duration_s") is not None]
+        if not mine:
+            continue
+        t = sum(r["duration_s"] for r in mine)
+        traffic = [r.get("dram_bytes_over_compulsory") for r in mine]
+        regs = [r.get("registers") for r in mine if r.get("registers") is not None]
+        spills = sum(float(r.get("ptxas_spill_stores") or 0) for r in mine)
+        md.append(f"| {it['label']} | {len(mine)} | {1e3 * t:.3f} | {100 * it['roofline_ms'] * 1e-3 / t:.1f} | "
+                  f"{f(it.get('pct_roofline'))} | {f(it.get('recorded_pct_roofline'))} | "
+                  f"{f(sum(traffic), 2) if None not in traffic else '-'} | {f(max(regs), 0) if regs else '-'} | "
+                  f"{spills:.0f} |")
     text = "\n".join(md) + "\n"
     with open(os.path.join(folder, "summary.md"), "w") as fh:
         fh.write(text)
