@@ -66,7 +66,8 @@ def test_model_file_round_trip_and_fresh_process(tmp_path: Path) -> None:
 def test_shipped_model_loads_for_every_heuristic() -> None:
     doc = json.loads(default_model_path().read_text())
     assert doc["rows"] and "NVIDIA" in doc["platform"]  # the default is trained on the GPU machine
-    for h in ("dims", "opts", "hybrid"):  # hybrid rows only: the other heuristics use them
+    for h in ("dims", "opts", "hybrid"):  # one model per heuristic (Sec. 6.3): every row has all three
+        assert all(h in r["times"] and len(r["times"][h]) == 4 for r in doc["rows"])
         p = LoadingPredictor.load(None, h)
         assert p.predict({"size": 7, "dims": 3, "density": 7 / 27, "unique": "none"}) in (
             "global", "vec", "local", "image")
