@@ -447,6 +447,8 @@ def evaluate_space(path: str, args: argparse.Namespace) -> dict[str, Any]:
         table[label] = {"score": float(sc.mean()), "sem": float(sc.std(ddof=1) / math.sqrt(len(sc))) if len(sc) > 1 else 0.0,
                         "repeats": len(sc), "cut_runs": sum(bool(getattr(v, "cut", False)) for v in per_seed), "unique_evals": float(np.mean([min(len(v), meth.budget) for v in per_seed])),
                         "final_best_over_opt": float(traces[:, -1].mean() / meth.f_opt) if meth.f_opt else None,
+                        # per repeat, in seed order: two tuners run with the same seeds can be compared pairwise
+                        "per_seed_scores": [round(float(x), 4) for x in sc],
                         **failure_fractions(per_seed, meth.budget)}
         print(f"  {label:40s} score {table[label]['score']:+.3f} ± {table[label]['sem']:.3f}", file=sys.stderr)
     return {"space": space_name(path), "mode": mode, "size": space.size(mode), "budget": meth.budget,
