@@ -531,9 +531,14 @@ class BayesOpt(BaseTechnique):
         mu_all, _ = gp.predict()
         best = self._target(self.best_value) if math.isfinite(self.best_value) else None
         if self.incumbent == "mean":
-            rows = [r for h, r in self._rows.items() if h not in self._pending]
-            if rows:
-                best = float(gp.train_mean()[rows].min())
+            measured = [(h, r) for h, r in self._rows.items() if h not in self._pending]
+            at = [self._pool_index.get(h) for h, _ in measured] if self._enumerated else [None]
+            if measured and all(i is not None for i in at):
+                # the observations are pool points (an enumerated space): their posterior mean is
+                # already in mu_all, no O(m^2) solve for train_mean
+                best = float(mu_all[np.asarray(at, dtype=int)].min())
+            elif measured:
+                best = float(gp.train_mean()[[r for _, r in measured]].min())
         out: list[dict[str, Any]] = []
         exploit = bool(self.exploit_tail and self.budget
                        and len(self._obs) + len(self._pending) >= (1.0 - self.exploit_tail) * float(self.budget))

@@ -139,6 +139,10 @@ class PoolPosterior:
         self._X = np.zeros((self._cap, self.dims))
         self._L = np.zeros((self._cap, self._cap))
         self._t = np.zeros(self._cap)
+        # z = L^{-1} t, kept up to date one row at a time (O(m) per add) and valid for rows < _z_ok:
+        # the mean at every pool point is then z @ V, with no O(m^2) solve per prediction
+        self._z = np.zeros(self._cap)
+        self._z_ok = 0
         self._pool = np.asarray(pool, dtype=float)
         self._V = np.zeros((self._cap, len(self._pool)))
         self._q = np.zeros(len(self._pool))  # colsum(V^2)
@@ -154,6 +158,7 @@ class PoolPosterior:
         post._X = np.zeros((cap, post.dims))
         post._L = np.zeros((cap, cap))
         post._t = np.zeros(cap)
+        post._z = np.zeros(cap)
         post._V = np.zeros((cap, len(post._pool)))
         if m:
             K = post._k(X, X) + (hyper.noise + JITTER) * np.eye(m)
@@ -172,9 +177,10 @@ class PoolPosterior:
             old = getattr(self, name)
             new[: old.shape[0], : old.shape[1]] = old
             setattr(self, name, new)
-        t = np.zeros(cap)
+        t, z = np.zeros(cap), np.zeros(cap)
         t[: self._cap] = self._t
-        self._t, self._cap = t, cap
+        z[: self._cap] = self._z
+        self._t, self._z, self._cap = t, z, cap
 
     def _k(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return matern52(a, b, self.hyper.lengthscales, self.hyper.signal)
@@ -200,11 +206,26 @@ class PoolPosterior:
         self._q += row * row
         self._X[m] = x[0]
         self._t[m] = target
+        if self._z_ok == m:  # forward substitution of the new row only
+            self._z[m] = (target - (float(self._L[m, :m] @ self._z[:m]) if m else 0.0)) / diag
+            self._z_ok = m + 1
         self.m += 1
         return m
 
     def set_target(self, row: int, target: float) -> None:
         self._t[row] = target
+        self._z_ok = min(self._z_ok, int(row))  # z changes from this row on
+
+    def _zvec(self) -> np.ndarray:
+        """``L^{-1} t`` for the m rows: only the rows from the first changed target are solved again
+        (a kriging believer's fantasy replaced by its measurement is usually among the last rows)."""
+        m, a = self.m, self._z_ok
+        if a < m:
+            L = self._L
+            rhs = self._t[a:m] - (L[a:m, :a] @ self._z[:a] if a else 0.0)
+            self._z[a:m] = solve_triangular(L[a:m, a:m], rhs, lower=True, check_finite=False)
+            self._z_ok = m
+        return self._z[:m]
 
     def set_pool(self, pool: np.ndarray) -> None:
         """Replace the candidate pool (recomputes V: O(m^2 N))."""
@@ -220,8 +241,7 @@ class PoolPosterior:
         if not self.m:
             n = len(self._pool)
             return np.zeros(n), np.full(n, self.hyper.signal)
-        z = solve_triangular(self._L[: self.m, : self.m], self._t[: self.m], lower=True, check_finite=False)
-        mu = z @ self._V[: self.m]
+        mu = self._zvec() @ self._V[: self.m]
         var = np.maximum(self.hyper.signal - self._q, 1e-12)
         return mu, var
 
@@ -233,8 +253,8 @@ class PoolPosterior:
         """Latent posterior mean at every observation row (the targets less their fitted noise)."""
         if not self.m:
             return np.zeros(0)
-        L = self._L[: self.m, : self.m]
-        alpha = solve_triangular(L.T, solve_triangular(L, self._t[: self.m], lower=True), lower=False)
+        alpha = solve_triangular(self._L[: self.m, : self.m], self._zvec(), lower=True, trans="T",
+                                 check_finite=False)
         return self._t[: self.m] - (self.hyper.noise + JITTER) * alpha
 
     def predict_at(self, x: np.ndarray) -> tuple[float, float]:
@@ -244,5 +264,4 @@ class PoolPosterior:
             return 0.0, self.hyper.signal
         k = self._k(self._X[: self.m], x)[:, 0]
         ell = solve_triangular(self._L[: self.m, : self.m], k, lower=True, check_finite=False)
-        z = solve_triangular(self._L[: self.m, : self.m], self._t[: self.m], lower=True, check_finite=False)
-        return float(ell @ z), max(self.hyper.signal - float(ell @ ell), 1e-12)
+        return float(ell @ self._zvec()), max(self.hyper.signal - float(ell @ ell), 1e-12)

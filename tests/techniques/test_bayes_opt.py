@@ -106,6 +106,34 @@ def test_incremental_posterior_equals_direct_solve() -> None:
     assert v1 == pytest.approx(post.predict()[1][7], rel=1e-6, abs=1e-10)
 
 
+def test_predictions_between_updates_follow_the_direct_solve() -> None:
+    """The mean is kept from L^{-1} t updated row by row (a new observation) or from the first changed
+    row on (a fantasy replaced by its measurement): predicting between any two updates must give the
+    textbook posterior of the targets at that moment."""
+    rng = np.random.default_rng(7)
+    hyp = GPHyper(np.array([0.5, 0.9]), 1.2, 1e-3)
+    X, P = rng.random((40, 2)), rng.random((60, 2))
+    t = rng.normal(size=40)
+    post = PoolPosterior(hyp, P)
+    cur: list[float] = []
+    for i in range(40):
+        cur.append(0.5 * t[i])  # a fantasy...
+        post.add(X[i], cur[-1])
+        if i % 4 == 1:
+            j = int(rng.integers(0, i + 1))
+            cur[j] = t[j]  # ...a measurement replacing one, not always the last
+            post.set_target(j, t[j])
+        if i % 3 == 0 or i == 39:
+            np.testing.assert_allclose(post.predict()[0], _direct(hyp, X[: i + 1], np.array(cur), P)[0],
+                                       rtol=1e-6, atol=1e-8)
+            np.testing.assert_allclose(post.predict_at(P[3])[0], post.predict()[0][3], rtol=1e-8, atol=1e-10)
+    grown = PoolPosterior.from_data(hyp, X[:10], t[:10], P)  # built at once, then grown
+    for i in range(10, 40):
+        grown.add(X[i], t[i])
+    np.testing.assert_allclose(grown.predict()[0], _direct(hyp, X, t, P)[0], rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(grown.train_mean(), [grown.predict_at(x)[0] for x in X], rtol=1e-6, atol=1e-9)
+
+
 def test_plug_in_incumbent_is_the_posterior_mean_at_the_observations() -> None:
     """train_mean() (the plug-in EI's incumbent) equals predict_at() at each observation, and with
     a noise term it lies between the noisy targets: the luckiest measurement is pulled back up."""
