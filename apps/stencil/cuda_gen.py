@@ -30,7 +30,17 @@ space is a different kernel.  The knobs here, with csTuner's constraints:
 * ``stcs`` (ours): write outputs with ``__stcs`` (cache-streaming,
   evict-first): an output is written once and never read back, so it need
   not displace the input planes whose reuse between z-neighbours the L2
-  serves.
+  serves;
+* ``dsmem`` (ours, with ``ring`` only): the ring buffers live in dynamic
+  shared memory (one ``extern __shared__`` array, each ring at a 16-byte
+  aligned offset) instead of static ``__shared__`` arrays, so they may grow
+  past the 48 KiB a block gets without opt-in, up to ``DSMEM_LIMIT``.  Why:
+  Nsight Compute on the high-order stencils (docs/STENCILS.md, issue 17)
+  found them limited by 8 warps per SM at 254 registers, and the rings that
+  would take the z-queues out of registers need more than 48 KiB for
+  hypterm (any tile) and for 32- or 64-wide tiles of addsgd6 and
+  rhs4center.  The launch must opt in (``CudaKernelSpec.shared``; the
+  runner sets ``MAX_DYNAMIC_SHARED_SIZE_BYTES`` and passes the bytes).
 
 Arrays are padded (see ``apps.stencil.spec``), so no thread needs a bounds
 check: the legality rules make every tile divide the grid exactly.
@@ -58,8 +68,10 @@ from apps.stencil.spec import Stencil
 
 __all__ = [
     "CUDA_PARAMS",
+    "DSMEM_LIMIT",
     "CudaKernelSpec",
     "cuda_baseline",
+    "cuda_dynamic_smem",
     "cuda_is_legal",
     "cuda_retimable",
     "cuda_space_rules",
@@ -69,7 +81,13 @@ __all__ = [
 ]
 
 KERNEL_NAME = "stencil_kernel"
-SMEM_LIMIT = 48 * 1024
+SMEM_LIMIT = 48 * 1024  # static shared memory per block (CUDA's limit without opt-in)
+#: dynamic shared memory per block after opt-in on sm_90 (H100/H200): 227 KiB = 232,448 B, the CUDA C++
+#: Programming Guide's "Maximum amount of shared memory per thread block" for compute capability 9.0
+#: (cudaDevAttrMaxSharedMemoryPerBlockOptin; the H100 of docs/STENCILS.md reports 232,448).  The space's
+#: bound for ``dsmem`` rings; a device that allows less (sm_80: 163 KiB) refuses at run time (runner).
+DSMEM_LIMIT = 227 * 1024
+DSMEM_ALIGN = 16  # bytes: each ring's offset in the dynamic array (16-byte vector loads stay legal)
 MAX_THREADS_PER_SM = 2048  # sm_80/sm_90: minb blocks of the block size must fit on one SM
 
 # name -> legal values (powers of two where the paper uses them)
@@ -92,7 +110,11 @@ CUDA_PARAMS: dict[str, list[Any]] = {
     "fis": [1, 2, 3, 4, 5],
     "cse": [False, True],
     "ring": [False, True],
+    "dsmem": [False, True],
 }
+
+#: parameters a configuration may leave out (added after configurations were stored): their default
+OPTIONAL_PARAMS: dict[str, Any] = {"dsmem": False}
 
 #: registers per SM (sm_80/sm_90): a -maxrregcount cap must let one block of the block size fit
 REGS_PER_SM = 65536
@@ -103,7 +125,7 @@ def cuda_baseline() -> dict[str, Any]:
     return {"bx": 32, "by": 4, "bz": 1, "sd": "none", "sb": 1, "uf": 1, "bmx": 1, "bmy": 1, "bmz": 1,
             "cmx": 1, "cmy": 1, "cmz": 1, "smem": False, "coef": "global", "prefetch": False, "retime": False,
             "minb": 1, "stcs": False, "maxrreg": 0, "fis": 1, "cse": False,
-            "ring": False}
+            "ring": False, "dsmem": False}
 
 
 def cuda_retimable(st: Stencil) -> bool:
@@ -129,8 +151,9 @@ def _smem_bytes(st: Stencil, c: Mapping[str, Any]) -> int:
 def cuda_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
     """The first rule ``c`` breaks for stencil ``st``, or None when legal."""
     for k, vals in CUDA_PARAMS.items():
-        if c.get(k) not in vals:
+        if c.get(k, OPTIONAL_PARAMS.get(k)) not in vals:
             return f"{k}={c.get(k)!r} not in {vals}"
+    dsmem = bool(c.get("dsmem", False))
     nz, ny, nx = st.shape
     threads = c["bx"] * c["by"] * c["bz"]
     if not 32 <= threads <= 1024:
@@ -144,6 +167,8 @@ def cuda_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
             return f"maxrreg={c['maxrreg']} registers x {threads} threads exceed {REGS_PER_SM} per SM"
     if c["fis"] > len(st.outputs):
         return f"fis={c['fis']} kernels for {len(st.outputs)} output(s): use fis <= {len(st.outputs)}"
+    if dsmem and not c["ring"]:
+        return "dsmem (ring buffers in dynamic shared memory) needs ring"
     if c["bmx"] * c["bmy"] * c["bmz"] * c["cmx"] * c["cmy"] * c["cmz"] > 8:
         return "merging factors multiply to more than 8 points per thread"
     if nx % (c["bx"] * c["bmx"] * c["cmx"]) or ny % (c["by"] * c["bmy"] * c["cmy"]):
@@ -158,7 +183,7 @@ def cuda_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
             return "streaming along z needs bz = bmz = cmz = 1"
         if nz % c["sb"] or (nz // c["sb"]) % c["uf"]:
             return "nz must split into sb chunks whose length uf divides"
-        if c["smem"] and _smem_bytes(st, c) > SMEM_LIMIT:
+        if c["smem"] and not dsmem and _smem_bytes(st, c) > SMEM_LIMIT:
             return f"shared-memory tiles need {_smem_bytes(st, c)} bytes > {SMEM_LIMIT}"
         if c["retime"] and (c["smem"] or c["prefetch"] or not cuda_retimable(st)):
             return "retime applies to retimable stencils without smem or prefetch"
@@ -166,8 +191,9 @@ def cuda_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
             return "cse does not apply to retimed kernels (each term group is rendered once)"
         if c["ring"] and (not c["smem"] or c["prefetch"] or c["retime"]):
             return "ring (shared-memory ring buffer of planes) needs smem, without prefetch or retime"
-        if c["ring"] and _ring_bytes(st, c) > SMEM_LIMIT:
-            return f"ring buffers need {_ring_bytes(st, c)} bytes of shared memory > {SMEM_LIMIT}"
+        limit = DSMEM_LIMIT if dsmem else SMEM_LIMIT
+        if c["ring"] and _ring_bytes(st, c) > limit:
+            return f"ring buffers need {_ring_bytes(st, c)} bytes of shared memory > {limit}"
     return None
 
 
@@ -185,10 +211,12 @@ def cuda_space_rules(st: Stencil) -> list[tuple[str, str]]:
              (f"maxrreg == 0 or bx * by * bz * maxrreg <= {REGS_PER_SM}", "register cap fits one block"),
              (f"fis <= {len(st.outputs)}", "fission kernels <= outputs"),
              ("not (retime and cse)", "cse not with retiming"),
-             ("not ring or (sd == 'z' and smem and not prefetch and not retime)", "ring buffer: smem streaming")]
+             ("not ring or (sd == 'z' and smem and not prefetch and not retime)", "ring buffer: smem streaming"),
+             ("not dsmem or ring", "dynamic shared memory only for ring buffers")]
     tile = f"(bx * bmx * cmx + {2 * st.halo[2]}) * (by * bmy * cmy + {2 * st.halo[1]})"
     for k in range(1, len(st.outputs) + 1):
-        rules.append((f"not ring or fis != {k} or {tile} * {_ring_bytes_per_point(st, k)} <= {SMEM_LIMIT}",
+        size = f"{tile} * {_ring_bytes_per_point(st, k)}"
+        rules.append((f"not ring or fis != {k} or {size} <= {SMEM_LIMIT} or (dsmem and {size} <= {DSMEM_LIMIT})",
                       f"ring buffer size, fis={k}"))
     return rules
 
@@ -226,10 +254,16 @@ class CudaKernelSpec:
     constants: dict              # __constant__ symbol -> values
     names: tuple[str, ...] = ()  # every kernel of the source, launched in this order (fission: several)
     options: tuple[str, ...] = ()  # extra nvcc options (-maxrregcount)
+    shared: tuple[int, ...] = ()  # dynamic shared memory bytes per kernel of ``kernels`` (dsmem); () = none
 
     @property
     def kernels(self) -> tuple[str, ...]:
         return self.names or (self.name,)
+
+    @property
+    def dynamic_smem(self) -> int:
+        """The most dynamic shared memory any of the kernels needs per block (0 without ``dsmem``)."""
+        return max(self.shared, default=0)
 
 
 # ---------------------------------------------------------------------------
@@ -409,7 +443,9 @@ def generate_cuda(st: Stencil, c: Mapping[str, Any]) -> CudaKernelSpec:
     params += [f"const {T} * __restrict__ coefg"]
     groups = fission_groups(st, c["fis"])
     names = [KERNEL_NAME] if len(groups) == 1 else [f"{KERNEL_NAME}_{i}" for i in range(len(groups))]
-    L: list[str] = [f"// generated for {st.name}: {dict(c)}"]
+    # dsmem is named only when on, so an existing configuration's source stays byte-identical
+    shown = {k: v for k, v in c.items() if not (k in OPTIONAL_PARAMS and v == OPTIONAL_PARAMS[k])}
+    L: list[str] = [f"// generated for {st.name}: {shown}"]
     if c["coef"] == "constant":
         L.append(f"__constant__ {T} c_coef[{ncoef}];")
     for name, group in zip(names, groups):
@@ -422,7 +458,8 @@ def generate_cuda(st: Stencil, c: Mapping[str, Any]) -> CudaKernelSpec:
     consts = {"c_coef": list(st.coefs) or [0.0]} if c["coef"] == "constant" else {}
     options = (f"-maxrregcount={c['maxrreg']}",) if c["maxrreg"] else ()
     return CudaKernelSpec("\n".join(L) + "\n", names[0], grid, (c["bx"], c["by"], c["bz"]), args,
-                          tuple(o for o, _ in st.outputs), consts, tuple(names), options)
+                          tuple(o for o, _ in st.outputs), consts, tuple(names), options,
+                          cuda_dynamic_smem(st, c))
 
 
 def _kernel(st: Stencil, c: Mapping[str, Any], name: str, params: list[str]) -> list[str]:
@@ -671,6 +708,31 @@ def _ring_bytes(st: Stencil, c: Mapping[str, Any]) -> int:
     return tw * th * _ring_bytes_per_point(st, c["fis"])
 
 
+def _dsmem_layout(st: Stencil, c: Mapping[str, Any]) -> tuple[dict[str, int], int]:
+    """Byte offset of each ring in the dynamic shared array (sorted by name, each DSMEM_ALIGN-aligned), and
+    the bytes the launch must pass.  ``st``: one kernel's (sub-)stencil."""
+    tw = c["bx"] * c["bmx"] * c["cmx"] + 2 * st.halo[2]
+    th = c["by"] * c["bmy"] * c["cmy"] + 2 * st.halo[1]
+    offsets, at = {}, 0
+    for arr, (lo, hi) in sorted(_ring_planes(st).items()):
+        at = -(-at // DSMEM_ALIGN) * DSMEM_ALIGN
+        offsets[arr] = at
+        at += (hi - lo + 1) * th * tw * st.itemsize
+    return offsets, at
+
+
+def cuda_dynamic_smem(st: Stencil, c: Mapping[str, Any]) -> tuple[int, ...]:
+    """Dynamic shared memory bytes per kernel of configuration ``c`` (launch order), () without ``dsmem``.
+
+    The space bounds the rings' bytes (``_ring_bytes``) by ``DSMEM_LIMIT``;
+    the alignment adds at most DSMEM_ALIGN - 1 bytes per ring (none for
+    doubles: a streaming tile of >= 32 threads has an even number of points).
+    """
+    if not (c.get("dsmem", False) and c["ring"]):
+        return ()
+    return tuple(_dsmem_layout(_sub_stencil(st, g), c)[1] for g in fission_groups(st, c["fis"]))
+
+
 def _ring_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int, int]], coef_leaf: Any,
                line_leaf: Any, rend: _Renderer) -> list[str]:
     """Streaming along z with a shared-memory ring buffer per staged array.
@@ -714,9 +776,15 @@ def _ring_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int, int]
     L.append("  const int tid = threadIdx.y * blockDim.x + threadIdx.x;")
     L.append(f"  const int tbase0 = ((zs + {hz}) * {py} + blockIdx.y * {by * c['bmy'] * c['cmy']}) * {px}"
              f" + blockIdx.x * {bx * c['bmx'] * c['cmx']} + {st.x0 - hx};")
+    offsets = _dsmem_layout(st, c)[0] if c.get("dsmem", False) else {}
+    if offsets:
+        L.append("  extern __shared__ __align__(16) unsigned char dsm[];  // the rings (dsmem: dynamic, opt-in)")
     for arr in sorted(planes):
         lo, hi = planes[arr]
-        L.append(f"  __shared__ {T} s_{arr}[{(hi - lo + 1) * th * tw}];")
+        if offsets:
+            L.append(f"  {T} * const s_{arr} = reinterpret_cast<{T} *>(dsm + {offsets[arr]});")
+        else:
+            L.append(f"  __shared__ {T} s_{arr}[{(hi - lo + 1) * th * tw}];")
         L.append(f"  const {T} * __restrict__ t_{arr} = {arr} + tbase0;")
     L.append(f"  const int sme = (threadIdx.y * {c['bmy']} + {hy}) * {tw} + threadIdx.x * {c['bmx']} + {hx};")
     for k in keys:

@@ -170,12 +170,102 @@ class OpenCLStencilRunner(_Base):
         return self.measure(self.build(config))
 
 
+def _smem_optin(backend: Any) -> int | None:
+    """The device's maximum shared memory per block with opt-in, or None when it cannot be read.
+
+    A stand-in backend (tests) states it as ``max_shared_memory_optin``; a
+    ``CudaBackend`` is asked through PyCUDA (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+    232,448 B on the H100).
+    """
+    stated = getattr(backend, "max_shared_memory_optin", None)
+    if stated is not None:
+        return int(stated)
+    try:
+        import pycuda.driver as drv
+
+        return int(backend.device.get_attribute(drv.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN))
+    except Exception:  # noqa: BLE001 - no PyCUDA, no device, an old PyCUDA: the launch itself will say
+        return None
+
+
+class _SharedFunction:
+    """A PyCUDA kernel that launches with ``shared`` bytes of dynamic shared memory unless told otherwise."""
+
+    def __init__(self, fn: Any, shared: int) -> None:
+        self._fn = fn
+        self._shared = shared
+
+    def __call__(self, *args: Any, **kw: Any) -> Any:
+        kw.setdefault("shared", self._shared)
+        return self._fn(*args, **kw)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._fn, name)
+
+
+class _SharedModule:
+    """A loaded module whose kernels opt in to, and launch with, their dynamic shared memory."""
+
+    def __init__(self, mod: Any, shared: Mapping[str, int]) -> None:
+        self._mod = mod
+        self._shared = shared
+
+    def get_function(self, name: str) -> Any:
+        fn = self._mod.get_function(name)
+        n = self._shared.get(name, 0)
+        if not n:
+            return fn
+        import pycuda.driver as drv
+
+        # the opt-in: without it a launch asking for more than 48 KiB fails
+        fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, n)
+        return _SharedFunction(fn, n)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._mod, name)
+
+
+class _DynamicSharedBackend:
+    """``backend`` as its own ``run`` sees it, with each kernel launched with its dynamic shared memory.
+
+    Why a view and not a ``shared=`` argument: the launch is
+    ``measurement.cuda.CudaBackend.run``, which loads the module through
+    ``self.load`` and calls each kernel with ``grid`` and ``block`` only; the
+    view's ``load`` hands it kernels that have the opt-in attribute set and
+    add ``shared=bytes`` to the call, so timing, verification and failures
+    stay the backend's own.
+    """
+
+    def __init__(self, backend: Any, shared: Mapping[str, int]) -> None:
+        self._backend = backend
+        self._shared = dict(shared)
+
+    def load(self, build: Any, kernel_name: str) -> tuple[Any, Any]:
+        mod, _ = self._backend.load(build, kernel_name)
+        view = _SharedModule(mod, self._shared)
+        return view, view.get_function(kernel_name)
+
+    def run(self, *args: Any, **kw: Any) -> Any:
+        return type(self._backend).run(self, *args, **kw)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._backend, name)
+
+
 class CudaStencilRunner(_Base):
-    """Runs csTuner-style CUDA variants of one stencil on one CUDA device."""
+    """Runs csTuner-style CUDA variants of one stencil on one CUDA device.
+
+    A configuration whose dynamic shared memory (``dsmem`` rings) exceeds the
+    device's opt-in maximum per block is refused before it is compiled, as a
+    FAILED result whose reason starts with "refused:"; the others launch with
+    the opt-in set and their bytes passed (``_DynamicSharedBackend``).
+    """
 
     def __init__(self, st: Stencil, backend: Any, *, compile_timeout: float = 120.0, **kw: Any) -> None:
         super().__init__(st, **kw)
         self.backend = backend
+        #: the device's shared memory per block with opt-in (None: unknown, the launch decides)
+        self.smem_optin = _smem_optin(backend)
         self.bufs = backend.upload(self.data)
         for o, _ in st.outputs:
             self.bufs[o] = backend.empty(self.nbytes)
@@ -191,6 +281,9 @@ class CudaStencilRunner(_Base):
             k = generate_cuda(self.st, config)
         except ValueError as exc:
             return Result(state="FAILED", reason=f"illegal: {exc}")
+        if k.dynamic_smem and self.smem_optin is not None and k.dynamic_smem > self.smem_optin:
+            return Result(state="FAILED", reason=f"refused: {k.dynamic_smem} bytes of dynamic shared memory per "
+                                                 f"block > device maximum {self.smem_optin} (with opt-in)")
         try:
             build = compile_cuda(k.source, arch=self.backend.arch, options=k.options, timeout=self.compile_timeout)
         except CudaBuildError as exc:
@@ -204,10 +297,14 @@ class CudaStencilRunner(_Base):
         k, build = built
         self.last_build = build
         consts = {n: np.asarray(v, self.st.dtype) for n, v in k.constants.items()}
+        backend = _DynamicSharedBackend(self.backend, dict(zip(k.kernels, k.shared))) if k.shared else self.backend
         with self.backend.active():
-            return self.backend.run(build, k.kernels, grid=k.grid, block=k.block, args=[self.bufs[a] for a in k.args],
-                                    constants=consts, before=self._zero_outputs,
-                                    verify=lambda: self._verify(self.backend, self.bufs), **self.timing)
+            res = backend.run(build, k.kernels, grid=k.grid, block=k.block, args=[self.bufs[a] for a in k.args],
+                              constants=consts, before=self._zero_outputs,
+                              verify=lambda: self._verify(self.backend, self.bufs), **self.timing)
+        if k.shared:  # ptxas's smem_bytes counts static shared memory only
+            res.metrics["dynamic_smem_bytes"] = float(k.dynamic_smem)
+        return res  # type: ignore[no-any-return]
 
     def __call__(self, config: Mapping[str, Any]) -> Result:
         return self.measure(self.build(config))

@@ -48,13 +48,14 @@ def cuda_space(st: Stencil) -> SearchSpace:
     s.require("sd == 'none' or (bz == 1 and bmz == 1 and cmz == 1)", name="streaming covers z")
     s.require(f"sd == 'none' or ({nz} % sb == 0 and ({nz} // sb) % uf == 0)", name="streaming chunks")
     n_staged = len(cuda_gen._staged_arrays(st))
-    s.require(f"not smem or {n_staged} * (bx * bmx * cmx + {2 * hx}) * (by * bmy * cmy + {2 * hy}) * "
+    # a dsmem ring kernel has no static tiles: its rings are bounded by the ring rules (cuda_space_rules)
+    s.require(f"not smem or dsmem or {n_staged} * (bx * bmx * cmx + {2 * hx}) * (by * bmy * cmy + {2 * hy}) * "
               f"{st.itemsize} <= {cuda_gen.SMEM_LIMIT}", name="shared memory size")
     if cuda_gen.cuda_retimable(st):
         s.require("not retime or (not smem and not prefetch)", name="retiming alone")
     else:
         s.require("not retime", name="retiming needs single-plane terms")
-    for expr, name in cuda_gen.cuda_space_rules(st):  # register control, fission, cse (issue 17)
+    for expr, name in cuda_gen.cuda_space_rules(st):  # register control, fission, cse, rings, dsmem (issue 17)
         s.require(expr, name=name)
     return s
 

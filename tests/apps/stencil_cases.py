@@ -38,7 +38,15 @@ CUDA_OPTS: dict[str, dict[str, Any]] = {
     "ring": {"sd": "z", "sb": 2, "smem": True, "ring": True, "bx": 32, "by": 1},
     "ring_merge": {"sd": "z", "sb": 2, "uf": 2, "smem": True, "ring": True, "bx": 16, "by": 2, "bmx": 2, "cmy": 2},
     "ring_fission": {"fis": 3, "sd": "z", "sb": 2, "smem": True, "ring": True, "bx": 32, "by": 2, "cse": True},
+    # the rings in dynamic shared memory (dsmem), up to DSMEM_LIMIT: hypterm's rings exist only so
+    "ring_dsmem": {"sd": "z", "sb": 2, "smem": True, "ring": True, "dsmem": True, "bx": 32, "by": 1},
+    "ring_dsmem_wide": {"sd": "z", "sb": 2, "uf": 2, "smem": True, "ring": True, "dsmem": True, "bx": 32, "by": 4},
+    "ring_dsmem_fission": {"fis": 3, "sd": "z", "sb": 2, "smem": True, "ring": True, "dsmem": True, "bx": 16,
+                           "by": 4, "bmx": 2, "cse": True},
 }
+
+#: the option sets with the rings in dynamic shared memory
+DSMEM_OPTS = ("ring_dsmem", "ring_dsmem_wide", "ring_dsmem_fission")
 
 OPENCL_OPTS: dict[str, dict[str, Any]] = {
     "baseline": {},
@@ -60,16 +68,43 @@ def cuda_config(name: str) -> dict[str, Any]:
 
 def cuda_case_applies(opt: str, st: Any) -> bool:
     """Whether option set ``opt`` exists for stencil ``st``: retiming needs single-plane terms,
-    fission into k kernels needs at least k outputs, ring buffers must fit in 48 KiB of shared memory."""
-    from apps.stencil.cuda_gen import SMEM_LIMIT, _ring_bytes, cuda_retimable
+    fission into k kernels needs at least k outputs, ring buffers must fit in 48 KiB of shared memory
+    (static) or in DSMEM_LIMIT (``dsmem``: dynamic, with opt-in)."""
+    from apps.stencil.cuda_gen import (
+        DSMEM_LIMIT,
+        SMEM_LIMIT,
+        _ring_bytes,
+        cuda_retimable,
+    )
 
     c = cuda_config(opt)
     if c["retime"] and not cuda_retimable(st):
         return False
-    if c["ring"] and (c["fis"] > len(st.outputs) or _ring_bytes(st, c) > SMEM_LIMIT):
+    limit = DSMEM_LIMIT if c["dsmem"] else SMEM_LIMIT
+    if c["ring"] and (c["fis"] > len(st.outputs) or _ring_bytes(st, c) > limit):
         return False
     return bool(c["fis"] <= len(st.outputs))
 
 
 def opencl_config(name: str) -> dict[str, Any]:
     return {**opencl_baseline(), **OPENCL_OPTS[name]}
+
+
+def static_dsmem(spec: Any) -> Any:
+    """``spec`` with each kernel's dynamic shared array made a static one of the bytes the launch passes.
+
+    Why: the CPU emulator (tests/apps/cuda_on_cpu.py) has no launch to pass
+    ``shared=`` to; a static array of exactly ``spec.shared[i]`` bytes is what
+    the kernel sees on the device, so the dsmem kernels run there unchanged otherwise.
+    """
+    from dataclasses import replace
+
+    decl = "extern __shared__ __align__(16) unsigned char dsm[];"
+    parts = spec.source.split(decl)
+    if len(parts) == 1:
+        return spec
+    assert len(parts) == len(spec.shared) + 1, "one dynamic array per kernel"
+    src = parts[0]
+    for n, rest in zip(spec.shared, parts[1:]):
+        src += f"alignas(16) __shared__ unsigned char dsm[{n}];" + rest
+    return replace(spec, source=src)
