@@ -218,7 +218,10 @@ class _SharedModule:
         import pycuda.driver as drv
 
         # the opt-in: without it a launch asking for more than 48 KiB fails
-        fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, n)
+        try:
+            fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, n)
+        except AttributeError as exc:  # a PyCUDA older than Function.set_attribute: a FAILED result, not a crash
+            raise drv.Error(f"cannot opt in to {n} bytes of dynamic shared memory: {exc}") from exc
         return _SharedFunction(fn, n)
 
     def __getattr__(self, name: str) -> Any:

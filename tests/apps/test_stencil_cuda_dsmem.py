@@ -283,6 +283,18 @@ def test_runner_opts_in_and_passes_each_kernels_dynamic_shared_memory(fake_gpu: 
     assert drv.attributes == [] and {s for _, s in drv.launches} == {None} and "dynamic_smem_bytes" not in res.metrics
 
 
+def test_a_pycuda_that_cannot_opt_in_gives_a_failed_result(fake_gpu: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from apps.stencil.runner import CudaStencilRunner
+    from measurement.cuda import CudaBuild
+
+    be, drv = fake_gpu
+    monkeypatch.delattr(_Fn, "set_attribute")
+    st = cstuner_stencil("j3d7pt", 32)
+    runner = CudaStencilRunner(st, be, repeats=1, warmup=0)
+    res = runner.measure((generate_cuda(st, cuda_config("ring_dsmem")), CudaBuild(b"\x7fELF", "sm_90")))
+    assert res.state == "FAILED" and "cannot opt in to 2448 bytes" in str(res.reason) and drv.launches == []
+
+
 def test_runner_refuses_more_dynamic_shared_memory_than_the_device_allows(fake_gpu: Any) -> None:
     from apps.stencil.runner import CudaStencilRunner
 
