@@ -18,12 +18,14 @@ the space's constraint analysis at every step.
 from __future__ import annotations
 
 import copy
+import itertools
+import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from ensemble.errors import InfeasibleSpaceError
+from ensemble.errors import InfeasibleSpaceError, SpaceError
 
 __all__ = ["SubSpace"]
 
@@ -38,6 +40,7 @@ class SubSpace:
         discrete = {n: v for n, v in self.fixed.items() if getattr(space[n], "discrete", True)}
         self.pinned = {n: v for n, v in self.fixed.items() if n not in discrete}
         self.rows: list[dict[str, Any]] | None = None
+        self._listed: list[dict[str, Any]] | None = None  # the enumeration, once count() has made it
         self.space = space
         if table is not None:
             self.rows = [c for c in table if all(c[n] == v for n, v in self.fixed.items())]
@@ -62,12 +65,51 @@ class SubSpace:
             n = self.space.count_valid(limit=limit)
         except Exception:  # noqa: BLE001 - counting is an optimisation; sampling still works
             return None
-        return n if n is not None and n <= limit else None
+        if n is None or n > limit:
+            return None
+        if self._listed is None:
+            self._listed = self._list(limit)
+        # a count is a promise that enumerate() works: callers enumerate when it is not None
+        return n if self._listed is not None else None
+
+    def _list(self, limit: int) -> list[dict[str, Any]] | None:
+        """Every valid configuration, or None when they cannot be listed at a bounded cost.
+
+        Why the fallback: ``enumerate_valid`` refuses a constrained group of
+        parameters whose *unrestricted* grid is too large, even when fixing most
+        of them left only a few valid points (an FPGA flow's 19 options with 15
+        fixed: counted small, then refused, which stopped a DLMT run).  The
+        free parameters' product, filtered by the full space's validity, is the
+        same set when it is small enough to walk.
+        """
+        try:
+            return [dict(c) for c in self.space.enumerate_valid()]
+        except SpaceError:
+            pass
+        free = [p for p in self.base.params if p.name not in self.fixed]
+        if not all(getattr(p, "discrete", False) for p in free):
+            return None
+        if math.prod(int(p.cardinality) for p in free) > 10 * max(int(limit), 1):
+            return None
+        names = [p.name for p in free]
+        order = [p.name for p in self.base.params]
+        rows = []
+        for values in itertools.product(*(p.values() for p in free)):
+            merged = {**self.fixed, **dict(zip(names, values))}
+            c = {n: merged[n] for n in order}
+            if self.base.is_valid(c):
+                rows.append(c)
+        return rows
 
     def enumerate(self) -> list[dict[str, Any]]:
         if self.rows is not None:
             return [dict(c) for c in self.rows]
-        return [dict(c) for c in self.space.enumerate_valid()]
+        if self._listed is None:
+            self._listed = self._list(10**7)
+        if self._listed is None:
+            raise SpaceError(f"DLMT: the sub-space with {sorted(self.fixed)} fixed is too large to list; "
+                             "sample it instead (count() returns None for such a sub-space)")
+        return [dict(c) for c in self._listed]
 
     def sample(self, rng: np.random.Generator, n: int) -> list[dict[str, Any]]:
         """``n`` valid configurations of the sub-space (independent draws)."""
