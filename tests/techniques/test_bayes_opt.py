@@ -465,3 +465,47 @@ def test_the_search_driver_tells_the_technique_its_workers() -> None:
         assert ens.workers >= 4 and model.workers == ens.workers
         for c in asked:
             tuner.tell(c, float(c["a"] + c["b"]))
+
+
+def _changes(space, a: dict, b: dict) -> int:
+    return sum(a[p.name] != b[p.name] for p in space.params)
+
+
+def test_after_a_tenth_of_the_budget_without_a_new_best_it_restarts_in_another_basin() -> None:
+    """restart_patience: once the best has not improved for a tenth of the budget (at least 10
+    results), one pick differs from the incumbent in at least half of the parameters, and the
+    episode's next picks stay within two changes of the best point measured near it."""
+    from ensemble.space import Integer, SearchSpace
+
+    space = SearchSpace(*(Integer(n, 0, 7) for n in "abcd"))
+    assert BayesOpt().restart_patience is None  # off by default (docs/TECHNIQUES.md)
+    bo = BayesOpt(seed=3, initial=8, restart_patience=0.1)
+    bo.bind(space, budget=200, rng=np.random.default_rng(3))
+    flat = lambda c: 1.0 if (c["a"], c["b"]) != (0, 0) else 0.5  # noqa: E731 - one best corner, else flat
+    seen: list[dict] = []
+    episodes: list[tuple[int, dict, dict]] = []
+    within: list[int] = []
+    for step in range(80):
+        before = bo.restarts
+        centre = dict(bo._episode_center) if bo._episode_left > 0 and bo._episode_center else None
+        incumbent = min(seen, key=flat) if seen else None
+        (c,) = bo.propose(1)
+        if bo.restarts > before:
+            episodes.append((step, incumbent, c))
+        elif centre is not None:
+            within.append(_changes(space, centre, c))
+        seen.append(c)
+        bo.observe(_trial(space, c, flat(c)))
+    assert episodes, "no restart in 80 results without a new best"
+    first_step = episodes[0][0]
+    assert first_step >= 20  # not before the patience (a tenth of 200) has passed
+    assert all(_changes(space, inc, c) >= 2 for _, inc, c in episodes)
+    assert within and max(within) <= 2
+    off = BayesOpt(seed=3, initial=8, restart_patience=None)
+    off.bind(space, budget=200, rng=np.random.default_rng(3))
+    for _ in range(80):
+        (c,) = off.propose(1)
+        off.observe(_trial(space, c, flat(c)))
+    assert off.restarts == 0
+    with pytest.raises(TechniqueError, match="restart_patience"):
+        BayesOpt(restart_patience=1.5)
