@@ -232,11 +232,16 @@ class CudaBackend:
             block: tuple[int, int, int],
             args: Sequence[Any], constants: Mapping[str, np.ndarray] | None = None,
             verify: Callable[[], Verdict] | None = None, before: Callable[[], None] | None = None,
-            warmup: int = 1, repeats: int = 5, discard_first: int = 0, statistic: str = "median") -> Result:
+            warmup: int = 1, repeats: int = 5, discard_first: int = 0, statistic: str = "median",
+            shared: Sequence[int] | None = None) -> Result:
         """Launch, time and check one kernel; returns a typed ``Result``.
 
         ``kernel_name``: one kernel, or several (kernel fission) launched in
         order with the same arguments and geometry and timed together.
+        ``shared``: bytes of dynamic shared memory per kernel (in the same
+        order); a kernel asking for any opts in to that much first
+        (``MAX_DYNAMIC_SHARED_SIZE_BYTES``: above 48 KiB a launch fails
+        without it).
         ``args``: device allocations or NumPy scalars in kernel order.
         ``before``: called once before the first launch (e.g. zero the outputs).
         ``verify``: called after the timed runs; a failed verdict makes the
@@ -250,6 +255,16 @@ class CudaBackend:
             fns = [mod.get_function(k) for k in kernel_names]
         except drv.Error as exc:
             return Result(state="FAILED", reason=f"load: {exc}", metrics=metrics)
+        smem = [int(n) for n in (shared or [0] * len(fns))]
+        if len(smem) != len(fns):
+            raise ValueError(f"shared: one byte count per kernel ({len(fns)}), got {len(smem)}")
+        for fn, n in zip(fns, smem):
+            if n:
+                try:
+                    fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, n)
+                except (AttributeError, drv.Error) as exc:  # an old PyCUDA or a refusing driver: FAILED, not a crash
+                    return Result(state="FAILED", metrics=metrics,
+                                  reason=f"load: cannot opt in to {n} bytes of dynamic shared memory: {exc}")
         threads = block[0] * block[1] * block[2]
         for fn in fns:
             max_threads = fn.get_attribute(drv.function_attribute.MAX_THREADS_PER_BLOCK)
@@ -270,8 +285,8 @@ class CudaBackend:
         def once() -> tuple[float, float]:
             t0 = time.perf_counter()
             start.record()
-            for fn in fns:
-                fn(*args, grid=grid, block=block)
+            for fn, n in zip(fns, smem):
+                fn(*args, grid=grid, block=block, shared=n)
             end.record()
             end.synchronize()
             ctx.synchronize()

@@ -188,80 +188,13 @@ def _smem_optin(backend: Any) -> int | None:
         return None
 
 
-class _SharedFunction:
-    """A PyCUDA kernel that launches with ``shared`` bytes of dynamic shared memory unless told otherwise."""
-
-    def __init__(self, fn: Any, shared: int) -> None:
-        self._fn = fn
-        self._shared = shared
-
-    def __call__(self, *args: Any, **kw: Any) -> Any:
-        kw.setdefault("shared", self._shared)
-        return self._fn(*args, **kw)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._fn, name)
-
-
-class _SharedModule:
-    """A loaded module whose kernels opt in to, and launch with, their dynamic shared memory."""
-
-    def __init__(self, mod: Any, shared: Mapping[str, int]) -> None:
-        self._mod = mod
-        self._shared = shared
-
-    def get_function(self, name: str) -> Any:
-        fn = self._mod.get_function(name)
-        n = self._shared.get(name, 0)
-        if not n:
-            return fn
-        import pycuda.driver as drv
-
-        # the opt-in: without it a launch asking for more than 48 KiB fails
-        try:
-            fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, n)
-        except AttributeError as exc:  # a PyCUDA older than Function.set_attribute: a FAILED result, not a crash
-            raise drv.Error(f"cannot opt in to {n} bytes of dynamic shared memory: {exc}") from exc
-        return _SharedFunction(fn, n)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._mod, name)
-
-
-class _DynamicSharedBackend:
-    """``backend`` as its own ``run`` sees it, with each kernel launched with its dynamic shared memory.
-
-    Why a view and not a ``shared=`` argument: the launch is
-    ``measurement.cuda.CudaBackend.run``, which loads the module through
-    ``self.load`` and calls each kernel with ``grid`` and ``block`` only; the
-    view's ``load`` hands it kernels that have the opt-in attribute set and
-    add ``shared=bytes`` to the call, so timing, verification and failures
-    stay the backend's own.
-    """
-
-    def __init__(self, backend: Any, shared: Mapping[str, int]) -> None:
-        self._backend = backend
-        self._shared = dict(shared)
-
-    def load(self, build: Any, kernel_name: str) -> tuple[Any, Any]:
-        mod, _ = self._backend.load(build, kernel_name)
-        view = _SharedModule(mod, self._shared)
-        return view, view.get_function(kernel_name)
-
-    def run(self, *args: Any, **kw: Any) -> Any:
-        return type(self._backend).run(self, *args, **kw)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._backend, name)
-
-
 class CudaStencilRunner(_Base):
     """Runs csTuner-style CUDA variants of one stencil on one CUDA device.
 
     A configuration whose dynamic shared memory (``dsmem`` rings) exceeds the
     device's opt-in maximum per block is refused before it is compiled, as a
     FAILED result whose reason starts with "refused:"; the others launch with
-    the opt-in set and their bytes passed (``_DynamicSharedBackend``).
+    the opt-in set and their bytes passed (``CudaBackend.run(shared=...)``).
     """
 
     def __init__(self, st: Stencil, backend: Any, *, compile_timeout: float = 120.0, **kw: Any) -> None:
@@ -300,11 +233,11 @@ class CudaStencilRunner(_Base):
         k, build = built
         self.last_build = build
         consts = {n: np.asarray(v, self.st.dtype) for n, v in k.constants.items()}
-        backend = _DynamicSharedBackend(self.backend, dict(zip(k.kernels, k.shared))) if k.shared else self.backend
+        extra = {"shared": list(k.shared)} if k.shared else {}  # only dsmem kernels: other backends need not know
         with self.backend.active():
-            res = backend.run(build, k.kernels, grid=k.grid, block=k.block, args=[self.bufs[a] for a in k.args],
-                              constants=consts, before=self._zero_outputs,
-                              verify=lambda: self._verify(self.backend, self.bufs), **self.timing)
+            res = self.backend.run(build, k.kernels, grid=k.grid, block=k.block, args=[self.bufs[a] for a in k.args],
+                                   constants=consts, before=self._zero_outputs,
+                                   verify=lambda: self._verify(self.backend, self.bufs), **self.timing, **extra)
         if k.shared:  # ptxas's smem_bytes counts static shared memory only
             res.metrics["dynamic_smem_bytes"] = float(k.dynamic_smem)
         return res  # type: ignore[no-any-return]

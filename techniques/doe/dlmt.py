@@ -254,8 +254,9 @@ class DLMT(BaseTechnique):
 
     # -- the iteration (Figure 2) ---------------------------------------------
     def _iterate(self) -> Generator[Batch, list[float], None]:
-        count = SubSpace(self.space).count(self.prediction_limit)
-        self._subs = [SubSpace(self.space, table=None if count is None else [dict(c) for c in self.space.enumerate_valid()])]
+        whole = SubSpace(self.space)  # its count promises a listing (the listing is made while counting)
+        count = whole.count(self.prediction_limit)
+        self._subs = [SubSpace(self.space, table=None if count is None else whole.enumerate())]
         yield from self._steps()
         if self.rest == "neighborhood" and self.budget is not None:
             yield from self._explore(self.budget)

@@ -280,7 +280,7 @@ def test_runner_opts_in_and_passes_each_kernels_dynamic_shared_memory(fake_gpu: 
     drv.attributes.clear()
     k = generate_cuda(st, cuda_config("fission_2"))  # no dsmem: launched as before, no opt-in
     res = runner.measure((k, CudaBuild(b"\x7fELF", "sm_90")))
-    assert drv.attributes == [] and {s for _, s in drv.launches} == {None} and "dynamic_smem_bytes" not in res.metrics
+    assert drv.attributes == [] and {s for _, s in drv.launches} == {0} and "dynamic_smem_bytes" not in res.metrics
 
 
 def test_a_pycuda_that_cannot_opt_in_gives_a_failed_result(fake_gpu: Any, monkeypatch: pytest.MonkeyPatch) -> None:

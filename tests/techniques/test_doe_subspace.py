@@ -46,3 +46,4 @@ def test_a_sub_space_too_large_to_list_is_not_counted_and_is_sampled() -> None:
     assert sub.count(1000) is None
     configs, exact = candidate_set(sub, np.random.default_rng(0), 50)
     assert not exact and configs and all(space.is_valid(c) and c["a"] == 1 for c in configs)
+
