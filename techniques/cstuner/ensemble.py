@@ -19,13 +19,18 @@ from typing import Any, ClassVar
 from techniques.bandit import AUCBandit
 from techniques.cstuner.technique import CsTuner
 
-__all__ = ["CsTunerEnsemble"]
+__all__ = ["ARM_OPTIONS", "CsTunerEnsemble"]
+
+#: the CsTuner arm's options that differ from CsTuner's defaults (docs/CSTUNER.md, difference 16)
+ARM_OPTIONS: dict[str, Any] = {"budget_share": False}
 
 
 class CsTunerEnsemble(AUCBandit):
     """``cstuner-ensemble``: AUCBandit(NelderMead, SimulatedAnnealing, CsTuner).
 
-    ``cstuner`` passes options to the CsTuner arm (e.g. ``{"samples": 64}``);
+    ``cstuner`` passes options to the CsTuner arm (e.g. ``{"samples": 64}``)
+    over the preset's own (``ARM_OPTIONS``: the arm keeps ``budget_share``
+    off, the 2026-11-26 screen did not adopt it for the preset);
     ``window`` and ``c`` are the bandit's; ``startup`` (on) lets csTuner
     collect its performance dataset first, uncredited, before the bandit
     compares the arms (:mod:`techniques.bandit`).
@@ -40,5 +45,5 @@ class CsTunerEnsemble(AUCBandit):
         from ensemble.registry import create_technique
 
         arms = [create_technique("NelderMead"), create_technique("SimulatedAnnealing"),
-                CsTuner(**(cstuner or {}))]
+                CsTuner(**{**ARM_OPTIONS, **(cstuner or {})})]
         super().__init__(seed=seed, arms=arms, window=window, c=c, startup=startup)

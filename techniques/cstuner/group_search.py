@@ -47,7 +47,7 @@ class GroupReport:
 
     group: tuple[str, ...]
     mode: str            # "ga" or "exhaustive"
-    reason: str          # "cv" (approximate stopping), "generations", "stalled", "stagnant", "exhaustive"
+    reason: str          # "cv" (approximate stopping), "generations", "stalled", "stagnant", "exhaustive", "budget"
     tuples: int          # K, the group's re-indexed valid tuples
     evaluations: int     # tuples with a value when it ended
     generations: int
@@ -115,6 +115,7 @@ class GroupSearch:
         seeds: Sequence[Mapping[str, Any]] = (),
         stagnation: int | None = None,
         seed_base: bool = True,
+        limit: int | None = None,
     ) -> None:
         """One group (``group`` a list of names, ``tuples`` its tuples) or several at once.
 
@@ -124,6 +125,11 @@ class GroupSearch:
         (None: off) ends the GA after that many generations without a new
         best (module docstring).  ``seed_base`` False leaves ``base`` out of
         the first generation (a restart away from the incumbent).
+        ``limit`` (None: none) ends the search once it has asked for that
+        many new evaluations (reason "budget"); an exhaustive search under a
+        limit smaller than its tuples visits them in random order, so the
+        ones it reaches are a random sample of the group, not its smallest
+        indices (CsTuner's budget share, docs/CSTUNER.md difference 16).
         """
         from techniques.island_ga import IslandModel, LocalRing
 
@@ -155,9 +161,15 @@ class GroupSearch:
         self.model: Any = None
         self._pending: dict[Genome, list[tuple[int, Genome]]] = {}
         self.size = math.prod(len(t) for t in self.tuples)
+        if limit is not None and limit < 1:
+            raise ValueError(f"limit={limit}: give new evaluations >= 1, or None for no limit")
+        self.limit = limit
+        self.asked = 0
         if len(self.groups) == 1 and self.size <= population:
             self.mode = "exhaustive"
             self._todo: list[Genome] = [(i,) for i in range(self.size)]
+            if limit is not None and limit < self.size:
+                self._todo = [self._todo[int(i)] for i in rng.permutation(self.size)]
         else:
             self.mode = "ga"
             self._todo = []
@@ -219,11 +231,17 @@ class GroupSearch:
         out: list[tuple[Genome, dict[str, Any]]] = []
         if self.done:
             return out
+        if self.limit is not None:
+            n = min(n, self.limit - self.asked)
+            if n <= 0:
+                self._check()                  # ends once the asked evaluations are told
+                return out
         if self.mode == "exhaustive":
             while self._todo and len(out) < n:
                 i = self._todo.pop(0)
                 if not self._answer(i, None):
                     out.append((i, self.config(i)))
+            self.asked += len(out)
             self._check()
             return out
         for _ in range(50 * max(1, n)):
@@ -241,6 +259,7 @@ class GroupSearch:
                 if len(waiting) == 1:
                     out.append((i, self.config(i)))
             self._check()
+        self.asked += len(out)
         if not out and not self._pending and not self.done:
             # every island breeds only known tuples: nothing new to learn in this group
             self._finish("stalled", min(ga.generation for ga in self.model.islands.values()))
@@ -283,6 +302,10 @@ class GroupSearch:
     def _check(self) -> None:
         if self.done:
             return
+        if self.limit is not None and self.asked >= self.limit and not self._pending \
+                and all(i in self.values for i in self._asked_exhaustive()):
+            self._finish("budget", self._generations())
+            return
         if self.mode == "exhaustive":
             if not self._todo and all((i,) in self.values for i in range(self.size)):
                 self._finish("exhaustive", 1)
@@ -296,6 +319,13 @@ class GroupSearch:
             self._finish("stagnant", gens)
         elif (self.model.stalled == set(self.model.islands) and not self._pending) or len(self.values) >= self.size:
             self._finish("stalled", gens)
+
+    def _asked_exhaustive(self) -> list[Genome]:
+        """Exhaustive tuples asked for and not yet told (none in GA mode: those are ``_pending``)."""
+        if self.mode != "exhaustive":
+            return []
+        todo = set(self._todo)
+        return [(i,) for i in range(self.size) if (i,) not in todo]
 
     def _finish(self, reason: str, generations: int) -> None:
         self._report = GroupReport(self.group, self.mode, reason, self.size, len(self.values),

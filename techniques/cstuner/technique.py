@@ -18,7 +18,10 @@ Computation on GPUs", IEEE CLUSTER 2021, Section IV (Fig. 5):
    group, the others at the best so far, one gene over the group's
    re-indexed valid tuples, island sub-populations (2 x 16, crossover 0.8,
    mutation 0.005) or exhaustive search for small groups, approximate
-   stopping by the CV of the top-n fitness (:mod:`.group_search`).
+   stopping by the CV of the top-n fitness (:mod:`.group_search`).  When
+   the budget left cannot pay for the rest of a pass at those sizes (the
+   paper's budget always can), each remaining group gets an equal share of
+   it (``budget_share``), so the pass still visits every group.
 
 The paper ends after one pass; a run with budget left goes on instead
 (another pass from the new best, then, with ``continuation="descents"`` (the
@@ -72,7 +75,17 @@ class CsTuner(BaseTechnique):
     the selection's takeover time for ``population``, 6 for 16; None: off),
     ``model_check`` (a PMNF model guides the sample only when its 5-fold
     held-out predictions rank the dataset better than chance at this
-    one-sided significance level, 0.01; None: always, as the paper).
+    one-sided significance level, 0.01; None: always, as the paper),
+    ``budget_share`` (on: when the budget left cannot pay for the rest of a
+    pass at the paper's sizes, each remaining group gets an equal share of
+    it; off: the paper's sizes, the pass may end with the budget),
+    ``startup_phase`` (what a bandit with ``startup=True`` lets this arm run
+    first, uncredited: "dataset", or "pass" = the dataset and the first
+    group-by-group pass, the paper's whole pipeline), ``constants_aside``
+    (on: parameters with one value take no part in the pair CVs, Eq. 3 or
+    the dataset's floor, and ride along in the last group; off, the
+    default: they are grouped and modelled like the others; screened on
+    2026-11-26 and not adopted, docs/CSTUNER.md).
     """
 
     name: ClassVar[str] = "CsTuner"
@@ -101,6 +114,9 @@ class CsTuner(BaseTechnique):
         continuation: str = "descents",
         stagnation: int | None | str = "takeover",
         model_check: float | None = 0.01,
+        budget_share: bool = True,
+        startup_phase: str = "dataset",
+        constants_aside: bool = False,
     ) -> None:
         super().__init__(seed=seed)
         if samples < 1:
@@ -140,6 +156,15 @@ class CsTuner(BaseTechnique):
             raise TechniqueError(f"model_check={model_check!r}: give a significance level in (0, 1), e.g. 0.01, "
                                  "or None to use every fitted PMNF model unchecked (the paper)")
         self.model_check = model_check
+        self.budget_share = bool(budget_share)
+        if startup_phase not in ("dataset", "pass"):
+            raise TechniqueError(f"startup_phase={startup_phase!r}: use 'dataset' (the performance dataset) or "
+                                 "'pass' (the dataset and the first group-by-group pass)")
+        self.startup_phase = startup_phase
+        self.constants_aside = bool(constants_aside)
+        self._proposed = 0
+        self._startup_end: int | None = None
+        self.shares: list[int] = []
         self.model_checks: dict[str, dict[str, float]] = {}
         self.restarts = 0
         self._starts: list[str] = []
@@ -177,11 +202,13 @@ class CsTuner(BaseTechnique):
     def _on_bind(self) -> None:
         self.domains = space_domains(self.space)
         self.names = list(self.domains)
+        self.constants = [n for n in self.names if self.constants_aside and len(self.domains[n]) <= 1]
+        self.free = [n for n in self.names if n not in self.constants]
         n = self.samples
         if self.budget:
-            # Eq. 3 with one group per parameter has len(names) + 1 coefficients: fewer
+            # Eq. 3 with one group per parameter has len(free) + 1 coefficients: fewer
             # samples cannot fit it, so a small budget's share never goes below that.
-            floor = min(n, len(self.names) + 1)
+            floor = min(n, len(self.free) + 1)
             n = min(self.budget, max(floor, min(n, int(self.budget * self.dataset_fraction))))
         self.n_samples = n
         self._dataset = [dict(c) for c in self.space.sample(self.rng, n)]
@@ -216,8 +243,21 @@ class CsTuner(BaseTechnique):
 
     @property
     def startup_trials(self) -> int:
-        """The performance dataset's size: a bandit with ``startup=True`` asks it first, uncredited."""
-        return int(getattr(self, "n_samples", 0))
+        """What a bandit with ``startup=True`` asks of this arm first, uncredited.
+
+        "dataset": the performance dataset's size.  "pass": the dataset and the
+        first group-by-group pass, the paper's pipeline as one unit; its
+        length is not known in advance, so while the pass runs the count stays
+        one ahead of the proposals made, and it is frozen when the pass ends.
+        """
+        n = int(getattr(self, "n_samples", 0))
+        if self.startup_phase == "dataset":
+            return n
+        if self._startup_end is not None:
+            return self._startup_end
+        if self.phase in ("dataset", "groups"):
+            return max(n, self._proposed + 1)
+        return max(n, self._proposed)
 
     # -- ask ------------------------------------------------------------------
     def propose(self, n: int) -> list[dict[str, Any]]:
@@ -243,6 +283,7 @@ class CsTuner(BaseTechnique):
             if self.phase == "sweep":
                 out.extend(self._from_sweep(n - len(out)))
                 break
+        self._proposed += len(out)
         return out
 
     def _from_dataset(self, n: int) -> list[dict[str, Any]]:
@@ -312,20 +353,25 @@ class CsTuner(BaseTechnique):
         records = self._records()
         self._dataset_hashes = {h for h in self.known if h in self._configs}
         finite = [(c, v) for c, v in records if math.isfinite(v)]
-        if len(self.names) < 2:
+        if len(self.free) < 2:
             self.groups = [list(self.names)]
             self.fallbacks.append("one parameter: a single group, no pair CVs")
         elif not finite:
-            self.groups = [[n] for n in self.names]
+            self.groups = [[n] for n in self.free]
             self.fallbacks.append("every dataset sample failed: one group per parameter, unguided sampling")
             _log.warning("CsTuner: every one of the %d dataset samples failed; grouping and PMNF "
                          "fall back to one group per parameter and an unguided sample", len(records))
         else:
-            self.cvs = dataset_cvs(self.domains, finite)
-            self.groups = algorithm1(sorted_deque(self.cvs, self.names), self.names)
-            if len(finite) < len(self.names):
-                self.fallbacks.append(f"{len(finite)} successful samples for {len(self.names)} parameters: "
+            self.cvs = dataset_cvs({n: self.domains[n] for n in self.free}, finite)
+            self.groups = algorithm1(sorted_deque(self.cvs, self.free), self.free)
+            if len(finite) < len(self.free):
+                self.fallbacks.append(f"{len(finite)} successful samples for {len(self.free)} parameters: "
                                       "CVs rest on few settings")
+        if self.constants and len(self.free) >= 2:
+            # a parameter with one value has no CV to compute (Eq. 1 of one setting is 0, which
+            # Algorithm 1 would read as the strongest correlation) and no coefficient to fit (its
+            # log2 factor can be 0 and erase a whole group's Eq. 3 term); it only rides along
+            self.groups[-1] = [*self.groups[-1], *self.constants]
         self._make_pool()
         self._fit(finite)
         self._resample()
@@ -365,7 +411,10 @@ class CsTuner(BaseTechnique):
         if not finite:
             return
         col = {n: i for i, n in enumerate(self.names)}
-        groups = [[col[n] for n in g] for g in self.groups]
+        groups = [idx for idx in ([col[n] for n in g if n not in self.constants] for g in self.groups) if idx]
+        if not groups:
+            self.fallbacks.append("every parameter has one value: nothing for Eq. 3 to model")
+            return
         hashes = [h for h, v in self.known.items() if h in self._configs and math.isfinite(v)]
         with_metrics = [h for h in hashes if h in self._metrics]
         targets: dict[str, list[float]] = {}
@@ -469,18 +518,53 @@ class CsTuner(BaseTechnique):
         if self._descent_base is None:
             self._descent_base = dict(self.best_config) if self.best_config is not None else dict(self._pool[0])
         base = dict(self._descent_base)
+        tuples = self._group_tuples(group, base)
         self._search_hashes = {}
         self._search = GroupSearch(
-            group, self._group_tuples(group, base), base, self.rng,
+            group, tuples, base, self.rng,
             population=self.population, islands=self._islands, n_islands=self._n_islands,
             transport=self._transport, crossover_rate=self.crossover_rate,
             mutation_rate=self.mutation_rate, migration_interval=self.migration_interval,
             stop=self.stop, max_generations=self.max_generations, known=self.value_of,
+            limit=self._group_share(base, len(tuples)),
         )
+
+    def _group_share(self, base: dict[str, Any], tuples: int) -> int | None:
+        """Evaluations the current group may use when the budget cannot pay for the rest of the pass.
+
+        At the paper's sizes a group costs at least its tuples (exhaustive,
+        K <= population) or one generation of every sub-population.  When the
+        budget left is below that sum over the pass's remaining groups (e.g.
+        convolution_W7800: 26 evaluations after the dataset for 5-7 groups,
+        the first of them 16 tuples), the pass would end inside its first
+        groups and never reach the others; an equal share per remaining group
+        keeps the paper's group-by-group descent over every group instead.
+        Shares are recomputed at each group, so what a group leaves unused
+        goes to the ones after it.  None: no limit (budget unknown, the
+        option off, or the budget pays for the pass).
+        """
+        if not self.budget_share or not self.budget:
+            return None
+        left = len(self.groups) - self._group_index
+        remaining = self.budget - len(self.known) - len(self._outstanding)
+        generation = self.population * self._n_islands
+        if remaining >= left * generation:
+            return None                              # cheap test first: the pass fits at any K
+        cost = tuples if tuples <= self.population else generation
+        for g in self.groups[self._group_index + 1:]:
+            k = len(self._group_tuples(g, base))
+            cost += k if k <= self.population else generation
+        if remaining >= cost:
+            return None
+        share = max(1, remaining // left)
+        self.shares.append(share)
+        return share
 
     def _end_pass(self) -> None:
         """After the last group: again from the new best while that improves, then the joint GA."""
         self.passes += 1
+        if self._startup_end is None:
+            self._startup_end = max(int(getattr(self, "n_samples", 0)), self._proposed)
         improved = self._descent_value < self._pass_start_best
         self._pass_start_best, self._pass_new = self._descent_value, 0
         if improved:
@@ -600,7 +684,7 @@ class CsTuner(BaseTechnique):
             "phase": self.phase, "groups": self.groups, "passes": self.passes, "restarts": self.restarts,
             "sampling_ratio": self.ratio, "metrics": self.selected_metrics,
             "models": {m: {"i": mod.i, "j": mod.j, "rse": mod.rse} for m, mod in self.models.items()},
-            "model_checks": self.model_checks,
+            "model_checks": self.model_checks, "budget_shares": self.shares[-50:],
             "fallbacks": self.fallbacks, "reports": [r.to_json() for r in self.reports[-50:]],
         })
         return state

@@ -14,10 +14,11 @@ from typing import Any, ClassVar
 from techniques.cstuner.ensemble import CsTunerEnsemble
 from techniques.cstuner.technique import CsTuner
 
-__all__ = ["CsTunerEnsembleJoint", "CsTunerJoint"]
+__all__ = ["CsTunerBeforeShare", "CsTunerEnsembleJoint", "CsTunerJoint"]
 
 #: the defaults before 2026-11-26: the joint grouped GA after the passes, every fitted PMNF model used
-JOINT_UNCHECKED: dict[str, Any] = {"continuation": "joint", "model_check": None}
+JOINT_UNCHECKED: dict[str, Any] = {"continuation": "joint", "model_check": None, "budget_share": False,
+                                   "constants_aside": False}
 
 
 class CsTunerJoint(CsTuner):
@@ -27,6 +28,19 @@ class CsTunerJoint(CsTuner):
 
     def __init__(self, *, seed: int | None = None, **options: Any) -> None:
         super().__init__(seed=seed, **{**JOINT_UNCHECKED, **options})
+
+
+#: the defaults before the evening of 2026-11-26 (issue 12's replay target): no budget share
+BEFORE_SHARE: dict[str, Any] = {"budget_share": False, "constants_aside": False}
+
+
+class CsTunerBeforeShare(CsTuner):
+    """CsTuner as committed before the budget share (``budget_share=False``, ``constants_aside=False``)."""
+
+    name: ClassVar[str] = "CsTuner-before-share"
+
+    def __init__(self, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(seed=seed, **{**BEFORE_SHARE, **options})
 
 
 class CsTunerEnsembleJoint(CsTunerEnsemble):

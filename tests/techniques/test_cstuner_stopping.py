@@ -96,3 +96,23 @@ def test_same_seed_same_trajectory() -> None:
     runs = [_drive(GroupSearch(["x"], tuples, {"x": 0}, np.random.default_rng(s), population=8), f)
             for s in (5, 5, 6)]
     assert runs[0] == runs[1] and runs[0] != runs[2]
+
+
+def test_a_limit_ends_an_exhaustive_search_on_a_random_sample_of_its_tuples() -> None:
+    # csTuner's budget share (docs/CSTUNER.md difference 16): a group under a limit smaller than its
+    # tuples asks exactly that many, in random order (not its smallest indices), and ends with "budget"
+    s = GroupSearch(["x"], [(x,) for x in range(12)], {"x": 0, "z": 1}, np.random.default_rng(0),
+                    population=16, limit=4)
+    asked = _drive(s, lambda c: float(c["x"]))
+    assert s.mode == "exhaustive" and s.report().reason == "budget" and len(asked) == 4
+    assert sorted(c["x"] for c in asked) != [0, 1, 2, 3]
+    assert s.best()[1] == min(c["x"] for c in asked)
+
+
+def test_a_limit_ends_a_group_ga_after_that_many_new_evaluations() -> None:
+    tuples = [(x, y) for x in range(16) for y in range(16)]
+    s = GroupSearch(["x", "y"], tuples, {"x": 0, "y": 0}, np.random.default_rng(0), population=16, limit=10)
+    asked = _drive(s, lambda c: float(c["x"] + c["y"]), batch=3)
+    assert s.mode == "ga" and s.report().reason == "budget" and len(asked) == 10
+    with pytest.raises(ValueError, match="limit"):
+        GroupSearch(["x", "y"], tuples, {"x": 0, "y": 0}, np.random.default_rng(0), limit=0)
