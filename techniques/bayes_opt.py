@@ -150,6 +150,8 @@ class BayesOpt(BaseTechnique):
     posterior mean at an evaluated configuration; "observed": the lowest
     measured value), ``explore_failures`` (0.05: the share of picks ranked by
     EI x P(success) over every candidate, not only those with P >= 0.5),
+    ``feasible_threshold`` (0.5: the other picks rank only the candidates
+    the failure model gives at least this P(success)),
     ``exploit_tail`` (0.1; 0: off; the last fraction of the budget in which
     the pick is the lowest posterior mean instead of the highest EI: pure
     exploitation once what exploring learns can no longer be used; issue 18
@@ -171,8 +173,13 @@ class BayesOpt(BaseTechnique):
                  incumbents: int = 5, fit_subset: int = 256, memory_mb: float = 512.0,
                  compute_share: float | None = None, min_compute: float = 0.25,
                  incumbent: str = "mean", explore_failures: float = 0.05, exploit_tail: float = 0.1,
-                 restart_patience: float | None = None, **options: Any) -> None:
+                 restart_patience: float | None = None, feasible_threshold: float = FILTER_THRESHOLD,
+                 **options: Any) -> None:
         super().__init__(seed=seed, **options)
+        if not 0.0 < feasible_threshold < 1.0:
+            raise TechniqueError(f"BayesOpt: feasible_threshold must be in (0, 1) (got {feasible_threshold!r}); "
+                                 f"{FILTER_THRESHOLD} ranks only candidates more likely to run than not")
+        self.feasible_threshold = float(feasible_threshold)
         if restart_patience is not None and not 0.0 < restart_patience < 1.0:
             raise TechniqueError(f"BayesOpt: restart_patience must be in (0, 1) or None (got {restart_patience!r}); "
                                  "0.1 starts a search in another basin after a tenth of the budget without a "
@@ -656,7 +663,7 @@ class BayesOpt(BaseTechnique):
                 # (constrained EI: Gardner et al., ICML 2014; Gelbart, Snoek & Adams, UAI 2014)
                 p_ok = model.pool_p_success(idx)
                 ei = ei * p_ok
-                likely = p_ok >= FILTER_THRESHOLD
+                likely = p_ok >= self.feasible_threshold
                 if likely.any() and self.rng.random() >= self.explore_failures:
                     # only among the candidates more likely to run than not: where the GP knows nothing
                     # (failures never enter it) EI is large, and EI x P alone kept paying for failures
@@ -665,15 +672,16 @@ class BayesOpt(BaseTechnique):
                 p_ok = None
             top = float(ei.max())
             if exploit:  # the lowest posterior mean, among the candidates likely to run where there are any
-                lowest = mu if p_ok is None or not (p_ok >= FILTER_THRESHOLD).any() \
-                    else np.where(p_ok >= FILTER_THRESHOLD, mu, np.inf)
+                lowest = mu if p_ok is None or not (p_ok >= self.feasible_threshold).any() \
+                    else np.where(p_ok >= self.feasible_threshold, mu, np.inf)
                 j = int(np.argmin(lowest))
             elif top > 0.0:
                 j = int(np.argmax(ei))
             else:  # EI underflowed everywhere: the lowest lower confidence bound, ties at random
                 lcb = mu - 2.0 * sd
                 if p_ok is not None:  # among the candidates more likely to run than not, where there are any
-                    lcb = np.where(p_ok >= 0.5, lcb, lcb + np.inf) if (p_ok >= 0.5).any() else lcb
+                    ok = p_ok >= self.feasible_threshold
+                    lcb = np.where(ok, lcb, lcb + np.inf) if ok.any() else lcb
                 j = int(np.lexsort((self.rng.random(len(idx)), lcb))[0])
             i = int(idx[j])
             config = self._pool_configs[i]

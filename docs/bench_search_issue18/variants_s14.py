@@ -1,0 +1,31 @@
+"""Technique variants of the session-14 grid-mode screen in docs/TECHNIQUES.md (not part of the package).
+
+Run with bench_search as module:attr, PYTHONPATH=docs/bench_search_issue18 ...
+--techniques default,variants_s14:DefThr07,variants_s14:DefThr07Exp02.
+They set BayesOpt's ``feasible_threshold`` / ``explore_failures`` inside the default ensemble.
+"""
+from techniques.bayes_opt import BayesOpt
+from techniques.default import DefaultEnsemble
+
+
+def _set(ens: DefaultEnsemble, **kw: float) -> None:
+    for arm in ens.arms:
+        if isinstance(arm, BayesOpt):
+            for k, v in kw.items():
+                setattr(arm, k, v)
+
+
+class DefThr07(DefaultEnsemble):
+    name = "default-thr0.7"
+
+    def __init__(self, *, seed=None, **options):
+        super().__init__(seed=seed, **options)
+        _set(self, feasible_threshold=0.7)
+
+
+class DefThr07Exp02(DefaultEnsemble):
+    name = "default-thr0.7-exp0.02"
+
+    def __init__(self, *, seed=None, **options):
+        super().__init__(seed=seed, **options)
+        _set(self, feasible_threshold=0.7, explore_failures=0.02)
