@@ -4,15 +4,8 @@ Run with bench_search as module:attr, PYTHONPATH=docs/bench_search_issue18 ...
 --techniques default,variants_s14:DefThr07,variants_s14:DefThr07Exp02.
 They set BayesOpt's ``feasible_threshold`` / ``explore_failures`` inside the default ensemble.
 """
-from techniques.bayes_opt import BayesOpt
 from techniques.default import DefaultEnsemble
-
-
-def _set(ens: DefaultEnsemble, **kw: float) -> None:
-    for arm in ens.arms:
-        if isinstance(arm, BayesOpt):
-            for k, v in kw.items():
-                setattr(arm, k, v)
+from variants_s13 import _set  # sets an option on the ensemble's BayesOpt arm (same folder)
 
 
 class DefThr07(DefaultEnsemble):

@@ -156,12 +156,16 @@ class CsTuner(BaseTechnique):
             raise TechniqueError(f"model_check={model_check!r}: give a significance level in (0, 1), e.g. 0.01, "
                                  "or None to use every fitted PMNF model unchecked (the paper)")
         self.model_check = model_check
-        self.budget_share = bool(budget_share)
+        for opt, val in (("budget_share", budget_share), ("constants_aside", constants_aside)):
+            if not isinstance(val, bool):
+                raise TechniqueError(f"{opt}={val!r}: give true or false (a string such as 'no' would "
+                                     "silently read as true)")
+        self.budget_share = budget_share
         if startup_phase not in ("dataset", "pass"):
             raise TechniqueError(f"startup_phase={startup_phase!r}: use 'dataset' (the performance dataset) or "
                                  "'pass' (the dataset and the first group-by-group pass)")
         self.startup_phase = startup_phase
-        self.constants_aside = bool(constants_aside)
+        self.constants_aside = constants_aside
         self._proposed = 0
         self._startup_end: int | None = None
         self.shares: list[int] = []

@@ -254,6 +254,9 @@ def test_bad_options_name_the_argument() -> None:
         CsTuner(samples=0)
     with pytest.raises(TechniqueError, match="startup_phase"):
         CsTuner(startup_phase="first")
+    for opt in ("budget_share", "constants_aside"):
+        with pytest.raises(TechniqueError, match=opt):
+            CsTuner(**{opt: "no"})
     for bad in (0.0, 1.0, -0.1, 2):
         with pytest.raises(TechniqueError, match="model_check"):
             CsTuner(model_check=bad)
