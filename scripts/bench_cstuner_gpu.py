@@ -28,6 +28,17 @@ ends, so a cut run keeps what finished), ``summary.md`` (the table),
 ``iso_iteration.png`` and ``iso_time.png`` (best kernel time against
 evaluations and against wall time, mean over repetitions).  ``--backend
 opencl --size 24`` runs the same pipeline on PoCL for a local check.
+
+``--concurrent K`` runs K tuning runs side by side (K worker processes
+pulling runs from one queue), to use the host's CPUs for compiling while the
+GPU would otherwise wait: every measurement holds one device lock
+(``--device-lock`` of the stencil app, :mod:`measurement.device_lock`), so
+kernels are still timed alone on the GPU; wall times then include the waits
+for the lock and for CPUs shared with the other runs (each record keeps
+``concurrent``, ``parallelism`` and its summed ``lock_wait_s``), so compare
+iso-time only between runs made with the same ``--concurrent`` and
+``--parallelism``.  ``--first-rep R`` numbers the repetitions (and seeds)
+from R, so a later call adds repetitions instead of repeating seeds.
 """
 
 from __future__ import annotations
@@ -69,7 +80,7 @@ def _app(args: argparse.Namespace, stencil: str) -> Any:
     if stencil not in _APPS:
         ns = argparse.Namespace(stencil=stencil, size=args.size, backend=args.backend, repeats=args.repeats,
                                 warmup=1, discard_first=0, statistic="median", verify_sample=100_000,
-                                metrics="none", device=None)
+                                metrics="none", device=None, device_lock=getattr(args, "device_lock", None))
         _APPS[stencil] = StencilApp(ns)
     return _APPS[stencil]
 
@@ -98,6 +109,18 @@ def ncu_demo(args: argparse.Namespace, stencil: str, k: int, out: Path) -> None:
         rows.append({"config": cfg, "metrics": nsight_metrics(app.args, dict(cfg)), "seconds": time.time() - t})
         (out / "ncu_demo.json").write_text(json.dumps(rows, indent=1, default=str))
         print(f"ncu {stencil}: {len(rows[-1]['metrics'])} metrics in {rows[-1]['seconds']:.1f} s", flush=True)
+
+
+def _lock_wait(db: str) -> float:
+    """Seconds the run's measurements waited for the device lock (0 without one)."""
+    con = sqlite3.connect(db)
+    try:
+        rows = con.execute("SELECT metrics_json FROM results").fetchall()
+    except sqlite3.Error:
+        return 0.0
+    finally:
+        con.close()
+    return float(sum(json.loads(m or "{}").get("device_lock_wait_s", 0.0) for (m,) in rows))
 
 
 def _trace(db: str) -> list[tuple[float, float]]:
@@ -130,6 +153,8 @@ def one_run(args: argparse.Namespace, stencil: str, tuner: str, rep: int, tmp: s
                str(max(1, args.parallelism // 2)), "--repeats", str(args.repeats)]
         if args.size:
             cmd += ["--size", str(args.size)]
+        if getattr(args, "device_lock", None):
+            cmd += ["--device-lock", args.device_lock]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.run_timeout, check=False,
                                   env=dict(os.environ, ENSEMBLE_MPI_SEARCH="central"))
@@ -148,7 +173,8 @@ def one_run(args: argparse.Namespace, stencil: str, tuner: str, rep: int, tmp: s
     finite = [v for _, v in trace if np.isfinite(v)]
     return {"stencil": stencil, "tuner": tuner, "rep": rep, "budget": args.budget, "wall_s": wall,
             "evaluations": len(trace), "best_s": min(finite) if finite else None, "trace": trace,
-            "error": err}
+            "error": err, "concurrent": getattr(args, "concurrent", 1), "parallelism": args.parallelism,
+            "lock_wait_s": _lock_wait(db) if os.path.exists(db) else 0.0}
 
 
 def _tune(args: argparse.Namespace, stencil: str, tuner: str, db: str, seed: int) -> Any:
@@ -170,6 +196,8 @@ def _main_via_app(args: argparse.Namespace) -> int:
             "--stencil", args.one_run, "--backend", args.backend, "--repeats", str(args.repeats), "--quiet"]
     if args.size:
         argv += ["--size", str(args.size)]
+    if args.device_lock:
+        argv += ["--device-lock", args.device_lock]
     return int(StencilApp.main(argv, exit=False) or 0)
 
 
@@ -259,15 +287,108 @@ def _plots(runs: list[dict[str, Any]], stencils: list[str], tuners: list[str], o
         plt.close(fig)
 
 
+def _jobs(args: argparse.Namespace) -> list[tuple[str, str, int]]:
+    """(stencil, tuner, rep) in the order they run: stencil by stencil, so a worker makes each grid once."""
+    tuners = [t for t in args.tuners.split(",") if t]
+    out = []
+    for st in args.stencils.split(","):
+        for rep in range(args.first_rep, args.first_rep + args.reps):
+            # rotate the order so no tuner always runs first on a freshly warmed GPU
+            k = rep % len(tuners)
+            out += [(st, t, rep) for t in tuners[k:] + tuners[:k]]
+    return out
+
+
+def _report(rec: dict[str, Any]) -> None:
+    best = f"{1e3 * rec['best_s']:.4f} ms" if rec["best_s"] else "-"
+    print(f"{rec['stencil']} {rec['tuner']} rep {rec['rep']}: {rec['evaluations']} evals, best {best}, "
+          f"{rec['wall_s']:.0f} s (lock wait {rec.get('lock_wait_s', 0.0):.1f} s)"
+          f"{' ERROR ' + rec['error'][:300] if rec['error'] else ''}", flush=True)
+
+
+def _write_record(out: Path, rec: dict[str, Any]) -> None:
+    """Append one record to runs.jsonl; workers of ``--concurrent`` take turns on the file."""
+    import fcntl
+
+    with open(out / "runs.jsonl", "a") as log:
+        fcntl.flock(log, fcntl.LOCK_EX)
+        try:
+            log.write(json.dumps(rec) + "\n")
+            log.flush()
+        finally:
+            fcntl.flock(log, fcntl.LOCK_UN)
+
+
+def _next_job(queue: Path) -> int:
+    """The index of the next job of the shared queue (a counter file under an flock)."""
+    import fcntl
+
+    with open(queue / "next", "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        k = int(f.read().strip() or 0)
+        f.seek(0)
+        f.truncate()
+        f.write(str(k + 1))
+        f.flush()
+        fcntl.flock(f, fcntl.LOCK_UN)
+    return k
+
+
+def _worker(args: argparse.Namespace) -> int:
+    """``--worker QUEUE``: pull (stencil, tuner, rep) jobs until none is left or the deadline has passed."""
+    queue, out = Path(args.worker), Path(args.out)
+    jobs = [tuple(j) for j in json.loads((queue / "jobs.json").read_text())]
+    current = None
+    with tempfile.TemporaryDirectory() as tmp:
+        while True:
+            k = _next_job(queue)
+            if k >= len(jobs):
+                return 0
+            st, tuner, rep = jobs[k]
+            if args.deadline and time.time() - args.start_epoch > args.deadline:
+                print(f"deadline reached: skipping {st} {tuner} rep {rep}", flush=True)
+                continue
+            if st != current:
+                _APPS.clear()  # the previous stencil's grids go before the next one's are made
+                print(f"[worker {os.getpid()}] warm-up {st}: {warm_up(args, st):.1f} s", flush=True)
+                current = st
+            rec = one_run(args, st, tuner, int(rep), tmp)
+            _write_record(out, rec)
+            _report(rec)
+
+
+def _run_concurrent(args: argparse.Namespace, out: Path) -> None:
+    """Start ``--concurrent`` workers over one job queue and one device lock; wait for them."""
+    with tempfile.TemporaryDirectory() as queue:
+        Path(queue, "jobs.json").write_text(json.dumps(_jobs(args)))
+        lock = args.device_lock or str(Path(queue, "device.lock"))
+        base = [sys.executable, "-m", "scripts.bench_cstuner_gpu", "--worker", queue, "--out", str(out),
+                "--device-lock", lock, "--start-epoch", str(args.start_epoch), "--concurrent", str(args.concurrent)]
+        for flag in ("budget", "backend", "parallelism", "repeats", "run_timeout", "mpirun", "mpirun_flags",
+                     "deadline", "size"):
+            v = getattr(args, flag)
+            if v is not None:
+                base += [f"--{flag.replace('_', '-')}={v}"]
+        procs = [subprocess.Popen(base) for _ in range(args.concurrent)]
+        for p in procs:
+            p.wait()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--stencils", default="j3d7pt,helmholtz")
     ap.add_argument("--tuners", default=",".join(TUNERS))
     ap.add_argument("--budget", type=int, default=48, help="unique evaluations per run")
     ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--first-rep", type=int, default=0, help="number repetitions (and their seeds) from here")
     ap.add_argument("--size", type=int, default=None, help="grid edge (default: the paper's, Table III)")
     ap.add_argument("--backend", choices=("cuda", "opencl"), default="cuda")
-    ap.add_argument("--parallelism", type=int, default=os.cpu_count() or 2, help="kernels compiled at once")
+    ap.add_argument("--parallelism", type=int, default=os.cpu_count() or 2, help="kernels compiled at once, per run")
+    ap.add_argument("--concurrent", type=int, default=1,
+                    help="tuning runs side by side, measurements serialized by a device lock (default 1)")
+    ap.add_argument("--device-lock", default=None, help="lock file for the measurements (default with "
+                    "--concurrent > 1: one in a temporary directory)")
     ap.add_argument("--repeats", type=int, default=5, help="timed launches per configuration")
     ap.add_argument("--deadline", type=float, default=None, help="start no run after this many seconds")
     ap.add_argument("--run-timeout", type=float, default=600.0)
@@ -275,40 +396,46 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mpirun-flags", default="", help="e.g. '--allow-run-as-root --oversubscribe' (Open MPI)")
     ap.add_argument("--out", default=".")
     ap.add_argument("--ncu-demo", type=int, default=0, metavar="K",
-                    help="after the runs, profile K random configurations of the first stencil with --metrics ncu")
+                    help="also run --metrics ncu on K random configurations of the first stencil")
     ap.add_argument("--summarize", default=None, help="only rebuild summary and plots from this runs.jsonl")
     ap.add_argument("--one-run", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--start-epoch", type=float, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--db", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.concurrent < 1:
+        ap.error(f"--concurrent {args.concurrent}: give 1 (one run at a time) or more")
     if args.one_run:
         return _main_via_app(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.worker:
+        return _worker(args)
     if args.summarize:
         runs = [json.loads(x) for x in Path(args.summarize).read_text().splitlines() if x.strip()]
     else:
-        runs = []
-        start = time.time()
-        tuners = [t for t in args.tuners.split(",") if t]
-        for st in args.stencils.split(","):
-            print(f"warm-up {st}: {warm_up(args, st):.1f} s", flush=True)
-        with tempfile.TemporaryDirectory() as tmp, open(out / "runs.jsonl", "a") as log:
-            for rep in range(args.reps):
-                for st in args.stencils.split(","):
-                    # rotate the order so no tuner always runs first on a freshly warmed GPU
-                    for t in tuners[rep % len(tuners):] + tuners[:rep % len(tuners)]:
-                        if args.deadline and time.time() - start > args.deadline:
-                            print(f"deadline reached: skipping {st} {t} rep {rep}", flush=True)
-                            continue
-                        rec = one_run(args, st, t, rep, tmp)
-                        runs.append(rec)
-                        log.write(json.dumps(rec) + "\n")
-                        log.flush()
-                        best = f"{1e3 * rec['best_s']:.4f} ms" if rec["best_s"] else "-"
-                        print(f"{st} {t} rep {rep}: {rec['evaluations']} evals, best {best}, "
-                              f"{rec['wall_s']:.0f} s{' ERROR ' + rec['error'][:300] if rec['error'] else ''}",
-                              flush=True)
+        args.start_epoch = time.time()
+        log = out / "runs.jsonl"
+        seen = log.stat().st_size if log.exists() else 0
+        if args.concurrent > 1:
+            _run_concurrent(args, out)
+        else:
+            stencil = None
+            with tempfile.TemporaryDirectory() as tmp:
+                for st, t, rep in _jobs(args):
+                    if args.deadline and time.time() - args.start_epoch > args.deadline:
+                        print(f"deadline reached: skipping {st} {t} rep {rep}", flush=True)
+                        continue
+                    if st != stencil:
+                        print(f"warm-up {st}: {warm_up(args, st):.1f} s", flush=True)
+                        stencil = st
+                    rec = one_run(args, st, t, rep, tmp)
+                    _write_record(out, rec)
+                    _report(rec)
+        with open(log) as f:  # this call's records only
+            f.seek(seen)
+            runs = [json.loads(x) for x in f.read().splitlines() if x.strip()]
         if args.ncu_demo:
             try:
                 ncu_demo(args, args.stencils.split(",")[0], args.ncu_demo, out)

@@ -24,6 +24,7 @@ from apps.stencil.spec import Stencil
 from ensemble.app import TunerApp
 from ensemble.errors import ConfigurationError, MissingExtraError
 from ensemble.result import Result
+from measurement.device_lock import DeviceLock
 
 __all__ = ["StencilApp", "make_stencil_from_args"]
 
@@ -65,6 +66,9 @@ class StencilApp(TunerApp):
             load_heuristic(self.args.heuristic)
         self._lock = threading.Lock()
         self._runner: Any = None
+        dl = getattr(self.args, "device_lock", None)
+        #: measurements take turns with every process naming the same file (compiles still overlap)
+        self.device_lock = DeviceLock(dl) if dl else None
         #: an existing CudaBackend / OpenCLBackend to use instead of making one (benchmarks share one)
         self.device_backend: Any = None
 
@@ -102,6 +106,10 @@ class StencilApp(TunerApp):
         g.add_argument("--metrics", choices=("none", "ncu"), default="none",
                        help="ncu: also profile each CUDA trial with Nsight Compute (csTuner's metric set, "
                             "stored in the trial's metrics; about 1-3 s more per trial)")
+        g.add_argument("--device-lock", metavar="FILE",
+                       help="measure only while holding an exclusive lock on FILE, so processes sharing one device "
+                            "(mpirun ranks on one GPU, runs side by side) time their kernels one at a time; the "
+                            "wait is stored per trial as the metric device_lock_wait_s")
 
     # -- tuner API -----------------------------------------------------------------
     def space(self) -> Any:
@@ -163,6 +171,15 @@ class StencilApp(TunerApp):
         return self.runner().build(config)
 
     def run_compiled(self, config: dict[str, Any], artifact: Any, limit: float | None) -> Result:
+        if isinstance(artifact, Result) or self.device_lock is None:  # a failed build needs no device
+            return self._measure(config, artifact)
+        with self.device_lock.held() as waited:
+            res = self._measure(config, artifact)
+        res.metrics["device_lock_wait_s"] = waited
+        return res
+
+    def _measure(self, config: dict[str, Any], artifact: Any) -> Result:
+        """Every use of the device for one trial: the timed launches, verification and (opt-in) Nsight Compute."""
         res = self.runner().measure(artifact)
         if res.time:
             res.metrics["gbs"] = self.stencil.compulsory_bytes() / res.time / 1e9
@@ -170,4 +187,4 @@ class StencilApp(TunerApp):
             from apps.stencil.cuda_metrics import nsight_metrics
 
             res.metrics.update(nsight_metrics(self.args, config))
-        return res
+        return res  # type: ignore[no-any-return]

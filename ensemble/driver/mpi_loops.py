@@ -61,21 +61,21 @@ def run_mpi(session: RunSession, info: mpi.MPIInfo, *, mode: str | None = None) 
         storage = session.storage
         assert storage is not None
         hb = max(0.5, settings.heartbeat_timeout / 4)
-        measure = MeasurementDriver(storage, handle.run_id, session.app, session.objective,
-                                    worker=mpi.worker_name(info), heartbeat_interval=hb)
+        measurers = _measurers(session, info, storage, handle.run_id, hb, mode)
+        measure = measurers[0]
         search: SearchDriver | None = None
         if rank == 0 or mode == "per-rank":
             seed = settings.seed + rank if (mode == "per-rank" and settings.seed is not None) else None
-            # central: keep a queue for every rank (at least 2, so a lone rank never waits for the
-            # search between trials); per-rank: one request at a time
-            search = session.start_search(workers=max(2, size) if mode == "central" else 1,
+            # central: keep a queue for every measuring thread of every rank (at least 2, so a lone
+            # rank never waits for the search between trials); per-rank: one request at a time
+            search = session.start_search(workers=max(2, size * len(measurers)) if mode == "central" else 1,
                                           shared=mode == "per-rank", seed=seed,
                                           queue_seeds=rank == 0, log_trials=rank == 0)
         try:
             if search is None:
-                _serve_until_done(measure, storage, handle.run_id)
+                _serve_all(measurers, storage, handle.run_id)
             elif mode == "central":
-                _central(search, measure, storage, handle.run_id)
+                _central(search, measurers, storage, handle.run_id)
             else:
                 _per_rank(search, measure)
         finally:
@@ -101,17 +101,52 @@ def run_mpi(session: RunSession, info: mpi.MPIInfo, *, mode: str | None = None) 
         summary = json.loads(comm.bcast(json.dumps(summary), root=0))
         assert summary is not None
         extra = {"rank": rank, "size": size, "mode": mode, "reclaimed": handle.reclaimed,
-                 "measured_here": measure.measured, **summary.pop("extra")}
+                 "measured_here": sum(m.measured for m in measurers), **summary.pop("extra")}
         summary["report_dir"] = summary["report_dir"] if rank == 0 else None
         return TuneResult(**summary, extra=extra)
     finally:
         session.close()
 
 
-def _central(search: SearchDriver, measure: MeasurementDriver, storage: BaseStorage, run_id: int) -> None:
-    """Rank 0: the search loop, with this rank's worker in a thread."""
+def _measurers(session: RunSession, info: mpi.MPIInfo, storage: BaseStorage, run_id: int, hb: float,
+               mode: str) -> list[MeasurementDriver]:
+    """This rank's measurement drivers: ``--parallelism`` of them in central mode, else one.
+
+    Why several per rank: an app that compiles (nvcc, an OpenCL build, an HLS
+    flow) spends most of a trial on the CPU; with one driver a rank compiled
+    one kernel at a time while its cores idled, so ``mpirun -n 2`` compiled
+    two at a time where one process with ``--parallelism 16`` compiled
+    sixteen.  As in the threads loop of one process, an app with a compile
+    step gets one measuring lock per rank, so its launches still run one at a
+    time on the rank's device while the compiles overlap.
+    """
+    n = max(1, session.settings.parallelism) if mode == "central" else 1
+    lock = threading.Lock() if n > 1 and getattr(session.app, "has_compile", False) else None
+    name = mpi.worker_name(info)
+    return [MeasurementDriver(storage, run_id, session.app, session.objective,
+                              worker=name if i == 0 else f"{name}.{i}", heartbeat_interval=hb, measure_lock=lock)
+            for i in range(n)]
+
+
+def _serve_all(measurers: list[MeasurementDriver], storage: BaseStorage, run_id: int,
+               stop: threading.Event | None = None) -> None:
+    """Measure with every driver (one thread each beyond the first) until the search says done."""
+    threads = [threading.Thread(target=_serve_until_done, args=(m, storage, run_id, stop),
+                                name=f"ensemble-mpi-worker-{i}", daemon=True)
+               for i, m in enumerate(measurers[1:], start=1)]
+    for th in threads:
+        th.start()
+    try:
+        _serve_until_done(measurers[0], storage, run_id, stop)
+    finally:
+        for th in threads:
+            th.join()
+
+
+def _central(search: SearchDriver, measurers: list[MeasurementDriver], storage: BaseStorage, run_id: int) -> None:
+    """Rank 0: the search loop, with this rank's workers in threads."""
     stop = threading.Event()
-    th = threading.Thread(target=_serve_until_done, args=(measure, storage, run_id, stop),
+    th = threading.Thread(target=_serve_all, args=(measurers, storage, run_id, stop),
                           name="ensemble-mpi-rank0-worker", daemon=True)
     th.start()
     try:

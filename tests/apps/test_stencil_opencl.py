@@ -94,3 +94,24 @@ def test_command_line_tunes_a_small_stencil(tmp_path) -> None:  # type: ignore[n
     assert rc == 0
     best = json.loads((tmp_path / "r" / "best.json").read_text())
     assert best
+
+
+def test_device_lock_is_held_for_each_measurement_and_its_wait_stored(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``--device-lock FILE``: each measured trial records how long it waited for the lock."""
+    import json
+    import sqlite3
+
+    from apps.stencil.__main__ import main
+
+    be = _backend()
+    db = tmp_path / "t.db"
+    rc = main(["--pattern", "star", "--dims", "2", "--radius", "1", "--backend", "opencl", "--size", "16",
+               "--test-limit", "3", "--database", f"sqlite:///{db}", "--quiet", "--device-lock",
+               str(tmp_path / "gpu.lock"),
+               "--platform", os.environ.get("ENSEMBLE_TEST_OPENCL_PLATFORM") or be.platform_name])
+    assert rc == 0
+    con = sqlite3.connect(str(db))
+    rows = [json.loads(m) for (m,) in con.execute("SELECT metrics_json FROM results WHERE state = 'OK'")]
+    con.close()
+    assert rows and all(r["device_lock_wait_s"] >= 0.0 for r in rows)
+    assert (tmp_path / "gpu.lock").exists()

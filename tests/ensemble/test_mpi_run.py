@@ -72,6 +72,23 @@ def test_three_ranks_share_one_run(tmp_path: Path) -> None:
 
 @pytest.mark.mpi
 @pytest.mark.slow
+def test_parallelism_gives_each_rank_several_measuring_threads(tmp_path: Path) -> None:
+    """Central mode with ``--parallelism 3``: every rank measures in three threads, nothing twice."""
+    _need_mpi()
+    db, out = tmp_path / "mpi.db", tmp_path / "out.json"
+    proc = _launch(db, out, "--limit", "60", "--parallelism", "3", "--sleep", "0.05", n=2)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    res = json.loads(out.read_text())
+    workers = [w for (w,) in _rows(db, "SELECT worker FROM requests WHERE state = 'OK' AND duplicate = 0")]
+    labels = {w.rsplit(":", 1)[-1] for w in workers}
+    for rank in ("rank0", "rank1"):   # each rank's trials came from more than one of its threads
+        assert len({lab for lab in labels if lab.split(".")[0] == rank}) >= 2, labels
+    assert all(n == 1 for _, n in _measured_per_config(db))          # each configuration measured once
+    assert sum(r["measured_here"] for r in res) == res[0]["measured_total"] >= 60
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
 def test_killed_rank_loses_nothing_and_resume_reclaims(tmp_path: Path) -> None:
     _need_mpi()
     db, out = tmp_path / "mpi.db", tmp_path / "out.json"
@@ -237,6 +254,7 @@ def _main(argv: list[str]) -> None:
     ap.add_argument("--technique", default="IslandGA")
     ap.add_argument("--seed-file")
     ap.add_argument("--log-file")
+    ap.add_argument("--parallelism", type=int, default=1)
     ns = ap.parse_args(argv)
     info = detect()
     rank = info.rank if info else 0
@@ -265,7 +283,7 @@ def _main(argv: list[str]) -> None:
         raise SystemExit(status)
     url = ns.db if "://" in ns.db else f"sqlite:///{ns.db}"
     settings = RunSettings(technique=ns.technique, database=url, run_name=ns.run_name,
-                           test_limit=ns.limit, seed=5, resume=ns.resume, quiet=True)
+                           test_limit=ns.limit, seed=5, resume=ns.resume, quiet=True, parallelism=ns.parallelism)
     technique = None
     if ns.island_log:
         from ensemble.registry import create_technique

@@ -34,3 +34,46 @@ def test_curves_and_iso_time_table(tmp_path: Path) -> None:
     # iso-time = the shorter run's end (3 s): CsTuner 1 ms, default 4 ms -> 4.00x
     assert "| j3d7pt | default | 1 | 3 | 6 | 1.0000 | 4.0000 (t=3 s) | 4.00x |" in table
     assert (tmp_path / "iso_iteration.png").exists() and (tmp_path / "iso_time.png").exists()
+
+
+def test_jobs_run_stencil_by_stencil_and_number_reps_from_first_rep() -> None:
+    import argparse
+
+    from scripts.bench_cstuner_gpu import _jobs
+
+    args = argparse.Namespace(stencils="a,b", tuners="T1,T2", first_rep=3, reps=2)
+    jobs = _jobs(args)
+    assert [j[0] for j in jobs] == ["a"] * 4 + ["b"] * 4          # a worker makes each grid once
+    assert sorted({j[2] for j in jobs}) == [3, 4]                   # seeds 3 and 4: no earlier seed repeated
+    assert sorted(jobs) == sorted((s, t, r) for s in "ab" for t in ("T1", "T2") for r in (3, 4))
+
+
+def test_the_job_queue_hands_each_job_out_once(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from scripts.bench_cstuner_gpu import _next_job
+
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda _: _next_job(tmp_path), range(40)))
+    assert sorted(got) == list(range(40))
+
+
+@pytest.mark.opencl
+@pytest.mark.slow
+def test_concurrent_workers_record_every_run_once(tmp_path: Path) -> None:
+    """``--concurrent 2`` on PoCL: every (stencil, tuner, rep) recorded once, with the lock's bookkeeping."""
+    import json
+
+    from scripts.bench_cstuner_gpu import main
+
+    pytest.importorskip("pyopencl")
+    rc = main(["--backend", "opencl", "--size", "12", "--stencils", "j3d7pt", "--tuners", "CsTuner,default",
+               "--reps", "2", "--first-rep", "5", "--budget", "6", "--parallelism", "1", "--concurrent", "2",
+               "--out", str(tmp_path)])
+    assert rc == 0
+    runs = [json.loads(x) for x in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    if any(r["error"] and "OpenCL" in r["error"] for r in runs):
+        pytest.skip("no usable OpenCL device")
+    assert sorted((r["tuner"], r["rep"]) for r in runs) == [("CsTuner", 5), ("CsTuner", 6), ("default", 5),
+                                                            ("default", 6)]
+    assert all(r["concurrent"] == 2 and r["evaluations"] == 6 and r["lock_wait_s"] >= 0.0 for r in runs)
