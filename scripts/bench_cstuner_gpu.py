@@ -13,9 +13,9 @@ run was created (compile time included).  Tuners:
 
 * ``CsTuner``: csTuner in one process (two sub-populations on a local ring);
 * ``CsTuner-mpi2``: the same under ``mpirun -n 2`` (central mode: rank 0
-  searches with one sub-population per rank, both ranks measure; on a
-  one-GPU machine both ranks share the GPU, so their timings can disturb
-  each other: labelled as such);
+  searches with one sub-population per rank, both ranks measure, each with
+  ``--parallelism / 2`` compile threads; on a one-GPU machine both ranks
+  share the GPU, so their measurements take turns through a device lock);
 * ``cstuner-ensemble``: the design-card preset (AUC bandit over NelderMead,
   SimulatedAnnealing and csTuner's grouped island GA);
 * ``default``: the project's default technique;
@@ -153,8 +153,8 @@ def one_run(args: argparse.Namespace, stencil: str, tuner: str, rep: int, tmp: s
                str(max(1, args.parallelism // 2)), "--repeats", str(args.repeats)]
         if args.size:
             cmd += ["--size", str(args.size)]
-        if getattr(args, "device_lock", None):
-            cmd += ["--device-lock", args.device_lock]
+        # the two ranks share the one GPU: their measurements take turns (compiles overlap)
+        cmd += ["--device-lock", getattr(args, "device_lock", None) or os.path.join(tmp, "device.lock")]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.run_timeout, check=False,
                                   env=dict(os.environ, ENSEMBLE_MPI_SEARCH="central"))
