@@ -1,5 +1,5 @@
 """Device check: the carried tools run, and re-measured cached configurations give the cached costs."""
-import json, os, sys, time, multiprocessing as mp
+import gzip, json, os, sys, time, multiprocessing as mp
 sys.path.insert(0, os.getcwd())
 from apps.hls_flags.evaluator import HlsEvaluator
 from apps.hls_flags.flow import score_flow
@@ -13,7 +13,7 @@ def one(c):
 
 ev = HlsEvaluator("crc32", timeout=120)
 t = time.time(); BASE = ev.baseline(); print("baseline", BASE.metrics, f"{BASE.seconds:.2f} s")
-cache = json.load(open("docs/doe_results/hls_crc32_balanced_cache.json"))["entries"]
+cache = json.load(gzip.open("docs/doe_results/hls_crc32_balanced_cache.json.gz", "rt"))["entries"]
 sample = [v for v in list(cache.values())[:: max(1, len(cache) // 32)] if v["cost"] is not None][:32]
 t = time.time()
 with mp.get_context("fork").Pool(16) as pool:

@@ -1,5 +1,5 @@
 """Merge the FPGA-flow runs: committed v4 (this machine), device calls f1-f4 (session 14), and this machine's fill-ins."""
-import json, math, sys
+import gzip, json, math, sys
 
 #: run from the repository root: python docs/doe_results/fpga_device/s14/merge_fpga.py [out.json]
 D = 'docs/doe_results/'
@@ -21,7 +21,7 @@ for src, r in sources:
         else: differ.append((k, chosen[k][0], chosen[k][1]['best'], src, r['best']))
         continue
     chosen[k] = (src, r)
-cache = json.load(open(D + 'hls_crc32_balanced_cache.json'))['entries']
+cache = json.load(gzip.open(D + 'hls_crc32_balanced_cache.json.gz', 'rt'))['entries']
 costs = [v['cost'] for v in cache.values() if v.get('cost') is not None]
 low = min(costs)
 print('cache', len(cache), 'lowest', low, 'reached by', sum(abs(c - low) < 1e-12 for c in costs))
