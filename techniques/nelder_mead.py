@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ensemble.errors import TechniqueError
 from techniques.base import SequentialTechnique, Step
 
 __all__ = ["NelderMead", "initial_simplex"]
@@ -35,23 +36,52 @@ def initial_simplex(x0: np.ndarray, size: float, rng: np.random.Generator) -> np
 
 
 class NelderMead(SequentialTechnique):
-    """Downhill simplex; restarts from the best known point with a shrinking simplex."""
+    """Downhill simplex; restarts from the best known point with a shrinking simplex.
+
+    ``follow_incumbent`` (off by default; the default ensemble keeps it off):
+    when another arm of an ensemble finds a configuration better than the
+    simplex's best vertex, the simplex is abandoned and the next one starts
+    at that configuration (full size).  The design-card preset turns it on.
+    """
 
     name: ClassVar[str] = "NelderMead"
     summary: ClassVar[str] = "Nelder-Mead simplex (1965) with restarts from the best known point"
 
     def __init__(self, *, seed: int | None = None, initial_size: float = 0.2,
-                 tolerance: float = 1e-12, **options: Any) -> None:
+                 tolerance: float = 1e-12, follow_incumbent: bool = False, **options: Any) -> None:
         super().__init__(seed=seed, **options)
+        if not isinstance(follow_incumbent, bool):
+            raise TechniqueError(f"NelderMead: follow_incumbent={follow_incumbent!r}: give true or false "
+                                 "(a string such as 'no' would silently read as true)")
         self.initial_size = float(initial_size)
         self.tolerance = float(tolerance)
+        #: restart the simplex at a new best another arm of the ensemble found (off: only at own restarts)
+        self.follow_incumbent = follow_incumbent
+        #: simplexes abandoned for another arm's new best (``follow_incumbent``)
+        self.follows = 0
         self._size = self.initial_size
+        self._foreign_best = False
+
+    def observe_foreign(self, trial: Any) -> None:
+        """Another arm's result; with ``follow_incumbent`` a new best it found ends the current simplex.
+
+        Why: in an ensemble another arm's new best is the run's best; a simplex
+        still contracting around a worse point spends the arm's trials away
+        from it.  (OpenTuner's annealing returns to ``driver.best_result`` once
+        cold; its Nelder-Mead seeds from ``seed_cfg`` or a random point:
+        docs/CSTUNER.md, session 15.)
+        """
+        before = self.best_value
+        super().observe_foreign(trial)
+        if self.best_value < before:
+            self._foreign_best = True
 
     def _evaluate(self, verts: np.ndarray) -> list[dict[str, Any]]:
         return [self.decode(v) for v in verts]
 
     def steps(self) -> Generator[Step, Any, None]:
         d = self.space.dims
+        self._foreign_best = False
         x0 = self.start_point()
         best_at_start = self.best_value
         size = self._size
@@ -61,6 +91,11 @@ class NelderMead(SequentialTechnique):
         for _ in range(200 * (d + 1)):
             order = np.argsort(vals, kind="stable")
             verts, vals = verts[order], vals[order]
+            if self.follow_incumbent and self._foreign_best and self.best_value < vals[0]:
+                # another arm found a better point: begin again there, with a full-size simplex
+                self.follows += 1
+                self._size = self.initial_size
+                return
             if np.max(np.abs(verts[1:] - verts[0])) < self.tolerance:
                 converged = True
                 break

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ensemble.errors import TechniqueError
 from techniques.bandit import AUCBandit
 from techniques.cstuner.technique import CsTuner
 
@@ -33,7 +34,11 @@ class CsTunerEnsemble(AUCBandit):
     off, the 2026-11-26 screen did not adopt it for the preset);
     ``window`` and ``c`` are the bandit's; ``startup`` (on) lets csTuner
     collect its performance dataset first, uncredited, before the bandit
-    compares the arms (:mod:`techniques.bandit`).
+    compares the arms (:mod:`techniques.bandit`); ``follow_incumbent``
+    (True, the default since session 15) makes Nelder-Mead restart and
+    annealing move to a new best another arm found, "cold" only annealing,
+    once cold, as OpenTuner's, False neither (their option of the same
+    name; screened in session 15, docs/CSTUNER.md: True adopted, "cold" not).
     """
 
     name: ClassVar[str] = "cstuner-ensemble"
@@ -41,9 +46,16 @@ class CsTunerEnsemble(AUCBandit):
                               "CV-grouped island GA")
 
     def __init__(self, *, seed: int | None = None, cstuner: dict[str, Any] | None = None,
-                 window: int = 500, c: float = 0.05, startup: bool = True) -> None:
+                 window: int = 500, c: float = 0.05, startup: bool = True,
+                 follow_incumbent: bool | str = True) -> None:
         from ensemble.registry import create_technique
 
-        arms = [create_technique("NelderMead"), create_technique("SimulatedAnnealing"),
+        if not (isinstance(follow_incumbent, bool) or follow_incumbent == "cold"):
+            raise TechniqueError(f"cstuner-ensemble: follow_incumbent={follow_incumbent!r}: give true, false or "
+                                 "'cold' (annealing only, OpenTuner's rule; Nelder-Mead as without)")
+        self.follow_incumbent = follow_incumbent
+        nm: dict[str, Any] = {"follow_incumbent": True} if follow_incumbent is True else {}
+        sa: dict[str, Any] = {"follow_incumbent": follow_incumbent} if follow_incumbent else {}
+        arms = [create_technique("NelderMead", **nm), create_technique("SimulatedAnnealing", **sa),
                 CsTuner(**{**ARM_OPTIONS, **(cstuner or {})})]
         super().__init__(seed=seed, arms=arms, window=window, c=c, startup=startup)

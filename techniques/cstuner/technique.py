@@ -85,7 +85,19 @@ class CsTuner(BaseTechnique):
     (on: parameters with one value take no part in the pair CVs, Eq. 3 or
     the dataset's floor, and ride along in the last group; off, the
     default: they are grouped and modelled like the others; screened on
-    2026-11-26 and not adopted, docs/CSTUNER.md).
+    2026-11-26 and not adopted, docs/CSTUNER.md), ``unguided`` ("ratio", the
+    default: without a PMNF model that passes the check the sampled space is a
+    random ``sampling_ratio`` of the candidates; "all": every candidate, since
+    the ratio is the share a model keeps and no model chose it),
+    ``dataset_floor`` ("parameters", the default: the dataset never falls
+    below len(parameters) + 1 samples; "identifiable": below one more than
+    the parameters with more than one value, the coefficients Eq. 3 can
+    identify, as a constant column is collinear with the intercept),
+    ``group_cost`` (what the budget share charges a group whose tuples
+    outnumber the population: "generation", the default, one generation of
+    every sub-population, the least it costs; "tuples": its K tuples, the
+    most its search can ask for).  All three screened in session 15 and not
+    adopted (docs/CSTUNER.md).
     """
 
     name: ClassVar[str] = "CsTuner"
@@ -117,6 +129,9 @@ class CsTuner(BaseTechnique):
         budget_share: bool = True,
         startup_phase: str = "dataset",
         constants_aside: bool = False,
+        unguided: str = "ratio",
+        dataset_floor: str = "parameters",
+        group_cost: str = "generation",
     ) -> None:
         super().__init__(seed=seed)
         if samples < 1:
@@ -166,6 +181,20 @@ class CsTuner(BaseTechnique):
                                  "'pass' (the dataset and the first group-by-group pass)")
         self.startup_phase = startup_phase
         self.constants_aside = constants_aside
+        if unguided not in ("ratio", "all"):
+            raise TechniqueError(f"unguided={unguided!r}: use 'ratio' (without a usable PMNF model the sampled "
+                                 "space is a random sampling_ratio of the candidates) or 'all' (every candidate)")
+        self.unguided = unguided
+        if dataset_floor not in ("parameters", "identifiable"):
+            raise TechniqueError(f"dataset_floor={dataset_floor!r}: use 'parameters' (len(parameters) + 1 "
+                                 "samples at least) or 'identifiable' (one more than the parameters with more "
+                                 "than one value)")
+        self.dataset_floor = dataset_floor
+        if group_cost not in ("generation", "tuples"):
+            raise TechniqueError(f"group_cost={group_cost!r}: use 'generation' (the budget share charges a GA "
+                                 "group one generation of every sub-population) or 'tuples' (its tuples, the "
+                                 "most new evaluations its search can ask for)")
+        self.group_cost = group_cost
         self._proposed = 0
         self._startup_end: int | None = None
         self.shares: list[int] = []
@@ -212,7 +241,11 @@ class CsTuner(BaseTechnique):
         if self.budget:
             # Eq. 3 with one group per parameter has len(free) + 1 coefficients: fewer
             # samples cannot fit it, so a small budget's share never goes below that.
-            floor = min(n, len(self.free) + 1)
+            # With dataset_floor="identifiable" a parameter with one value is not counted: its
+            # column is constant, collinear with c_0, so it adds no coefficient Eq. 3 can fit.
+            counted = (self.free if self.dataset_floor == "parameters"
+                       else [p for p in self.free if len(self.domains[p]) > 1])
+            floor = min(n, len(counted) + 1)
             n = min(self.budget, max(floor, min(n, int(self.budget * self.dataset_fraction))))
         self.n_samples = n
         self._dataset = [dict(c) for c in self.space.sample(self.rng, n)]
@@ -465,6 +498,11 @@ class CsTuner(BaseTechnique):
             self._pred = {m: mod.predict(x) for m, mod in self.models.items()}
         if self.models:
             idx = guided_sample(self._pred, {m: self._lower[m] for m in self._pred}, self.ratio)
+        elif self.unguided == "all":
+            # the paper's sampling ratio is the share its models keep; without a model that
+            # ranks the candidates there is nothing to choose a share by, so none is dropped
+            self.ratio = 1.0
+            idx = np.arange(len(self._pool))
         else:
             idx = np.arange(max(1, math.ceil(self.ratio * len(self._pool))))
         self._sampled = [self._pool[int(i)] for i in idx]
@@ -552,12 +590,17 @@ class CsTuner(BaseTechnique):
         left = len(self.groups) - self._group_index
         remaining = self.budget - len(self.known) - len(self._outstanding)
         generation = self.population * self._n_islands
-        if remaining >= left * generation:
+        if self.group_cost == "generation" and remaining >= left * generation:
             return None                              # cheap test first: the pass fits at any K
-        cost = tuples if tuples <= self.population else generation
+
+        def charge(k: int) -> int:
+            # group_cost="tuples": a GA group may ask for each of its K tuples once, so the pass is
+            # paid for only when the budget covers them all, not just one generation of each group
+            return k if k <= self.population or self.group_cost == "tuples" else generation
+
+        cost = charge(tuples)
         for g in self.groups[self._group_index + 1:]:
-            k = len(self._group_tuples(g, base))
-            cost += k if k <= self.population else generation
+            cost += charge(len(self._group_tuples(g, base)))
         if remaining >= cost:
             return None
         share = max(1, remaining // left)

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from techniques.cstuner.ensemble import CsTunerEnsemble
 from techniques.cstuner.technique import CsTuner
 
-__all__ = ["CsTunerBeforeShare", "CsTunerEnsembleJoint", "CsTunerJoint"]
+__all__ = ["CsTunerBeforeShare", "CsTunerEnsembleBeforeFollow", "CsTunerEnsembleJoint", "CsTunerJoint"]
 
 #: the defaults before 2026-11-26: the joint grouped GA after the passes, every fitted PMNF model used
 JOINT_UNCHECKED: dict[str, Any] = {"continuation": "joint", "model_check": None, "budget_share": False,
@@ -50,3 +50,12 @@ class CsTunerEnsembleJoint(CsTunerEnsemble):
 
     def __init__(self, *, seed: int | None = None, cstuner: dict[str, Any] | None = None, **options: Any) -> None:
         super().__init__(seed=seed, cstuner={**JOINT_UNCHECKED, **(cstuner or {})}, **options)
+
+
+class CsTunerEnsembleBeforeFollow(CsTunerEnsemble):
+    """cstuner-ensemble as it was before session 15: its Nelder-Mead and annealing arms follow no one."""
+
+    name: ClassVar[str] = "cstuner-ensemble-before-follow"
+
+    def __init__(self, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(seed=seed, **{**options, "follow_incumbent": False})
