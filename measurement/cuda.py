@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -203,6 +203,38 @@ class CudaBackend:
 
     def download(self, buf: Any, out: np.ndarray) -> np.ndarray:
         self._drv.memcpy_dtoh(out, buf)
+        return out
+
+    #: element types ``gather`` can move, as CUDA C names
+    _GATHER_TYPES: ClassVar[dict[str, str]] = {"float64": "double", "float32": "float"}
+
+    def gather(self, buf: Any, index: Any, out: np.ndarray) -> np.ndarray:
+        """``out[i] = buf[index[i]]`` on the device; only ``out`` crosses the bus.
+
+        Why: a sampled verification needs 100,000 values of an output grid,
+        and downloading the whole grid (1 GiB for 512^3 doubles) costs about
+        0.25 s a trial on an H100, as much as the rest of a trial
+        (docs/CSTUNER.md, session 15). ``index``: a device array of int64
+        flat element indices into ``buf``, ``out.size`` of them (upload it
+        once). The small kernel is compiled with nvcc on first use, once per
+        element type. Raises ``ValueError`` for another element type.
+        """
+        t = self._GATHER_TYPES.get(out.dtype.name)
+        if t is None:
+            raise ValueError(f"gather(out): element type {out.dtype} not supported; use float32 or float64")
+        kernels = self.__dict__.setdefault("_gather_kernels", {})
+        if t not in kernels:
+            src = (f'extern "C" __global__ void gather(const {t}* __restrict__ src, const long long* __restrict__ idx,'
+                   f' {t}* __restrict__ dst, long long n) {{ long long i = (long long)blockIdx.x * blockDim.x + '
+                   f'threadIdx.x; if (i < n) dst[i] = src[idx[i]]; }}')
+            kernels[t] = self.load(compile_cuda(src, arch=self.arch), "gather")  # (module, function): keep both
+        n = int(out.size)
+        scratch = self.__dict__.setdefault("_gather_scratch", {})
+        if scratch.get("nbytes", 0) < out.nbytes:
+            scratch.update(nbytes=out.nbytes, buf=self._drv.mem_alloc(max(1, out.nbytes)))
+        fn = kernels[t][1]
+        fn(buf, index, scratch["buf"], np.int64(n), grid=((n + 255) // 256, 1, 1), block=(256, 1, 1))
+        self._drv.memcpy_dtoh(out, scratch["buf"])
         return out
 
     def copy_bandwidth(self, nbytes: int = 1 << 30, repeats: int = 10) -> float:
