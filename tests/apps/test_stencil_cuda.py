@@ -82,3 +82,19 @@ def test_wrong_output_is_invalid_on_the_gpu() -> None:
     runner.ref["out"] = runner.ref["out"] + 1.0  # the kernel is right, the expectation is not
     res = runner(cuda_config("baseline"))
     assert res.state == "INVALID" and "wrong output" in (res.reason or "")
+
+
+@pytest.mark.parametrize("name", ["j3d7pt", "hypterm"])
+def test_sampled_verification_gathers_on_the_gpu_and_agrees_with_the_download(name: str) -> None:
+    """With a sample, the first check cross-checks the device gather against the download and keeps it."""
+    from apps.stencil.runner import CudaStencilRunner
+
+    backend = _gpu_backend()
+    runner = CudaStencilRunner(cstuner_stencil(name, 32), backend, repeats=1, warmup=0, sample=2000)
+    assert runner.gather_verify is None
+    assert runner(cuda_config("baseline")).state == "OK"
+    assert runner.gather_verify is True                         # the gather matched the whole download
+    assert runner(cuda_config("baseline")).state == "OK"        # later checks: the gather alone
+    runner.ref[runner.st.outputs[0][0]] = runner.ref[runner.st.outputs[0][0]] + 1.0
+    res = runner(cuda_config("baseline"))
+    assert res.state == "INVALID" and "wrong output" in (res.reason or "")
