@@ -83,6 +83,7 @@ from techniques.doe.models import (
     screen,
 )
 from techniques.doe.subspace import SubSpace
+from techniques.feasibility import FeasibilityModel
 
 __all__ = ["DLMT"]
 
@@ -91,6 +92,13 @@ Batch = list[dict[str, Any]]
 REST = ("sample", "widen", "neighborhood", "stop")
 #: where step 8 fixes the significant factors (docs/DOE.md, difference 13; reuse: difference 14)
 LEVELS = ("predicted", "checked")
+#: ``avoid_failures``: a candidate is dropped when the run's failure model gives it P(success) below this
+#: (the project's filter threshold, techniques.base.FILTER_THRESHOLD: more likely to fail than to succeed)
+AVOID_THRESHOLD = 0.5
+#: ... but a step's candidate set keeps at least this fraction of itself and this many points (all when fewer),
+#: the most likely ones: a design of p + 4 <= ~30 rows from >= 100 candidates (docs/DOE.md, session 15)
+AVOID_KEEP_FRACTION = 0.25
+AVOID_KEEP_MIN = 100
 
 
 class DLMT(BaseTechnique):
@@ -115,7 +123,20 @@ class DLMT(BaseTechnique):
     the levels of the better measured of the prediction and the sub-space's
     best point; ``predicted``: the model's predicted best, as in the paper),
     ``reuse`` (default True: earlier runs of the sub-space are fixed rows of
-    the next design; False: fresh designs, as in the paper's runs).
+    the next design; False: fresh designs, as in the paper's runs),
+    ``avoid_failures`` (default False: off until measured, docs/DOE.md
+    session 15).  Why: a failed run leaves the linear model (it has no
+    value), so a design point in a failing region buys nothing, and DLMT
+    alone among the project's techniques did not use the failure model of
+    issue 18 (point 4).  With True, a failure classifier
+    (:class:`techniques.feasibility.FeasibilityModel` of the technique's
+    ``feasibility`` kind) learnt from this run's own measurements only (so a
+    resumed run replays the same decisions) drops, from step 2 on, the
+    candidates with P(success) < ``AVOID_THRESHOLD`` from the D-optimal
+    candidate set (keeping at least a quarter of it and 100 points, the most
+    likely) and from the rest phase's neighbours and samples (the best
+    point's neighbourhood is never emptied: its most likely neighbour stays).
+    Step 1 is unchanged (no failure seen), and so is a run without failures.
     """
 
     name: ClassVar[str] = "dlmt"
@@ -126,8 +147,16 @@ class DLMT(BaseTechnique):
                  significance: float = 0.05, terms: str = "auto", candidates: int = 1000,
                  sampling: str = "uniform", extra_runs: int = 4, prediction_limit: int = 20_000,
                  prediction_samples: int = 5000, transform: str = "none", rest: str = "neighborhood",
-                 levels: str = "checked", reuse: bool = True, **options: Any) -> None:
+                 levels: str = "checked", reuse: bool = True, avoid_failures: bool = False,
+                 **options: Any) -> None:
         super().__init__(seed=seed, **options)
+        if not isinstance(avoid_failures, bool):
+            raise TechniqueError(f"dlmt: avoid_failures={avoid_failures!r}; give True (drop candidates the run's "
+                                 "own failures make likely to fail, from step 2 on) or False (the default)")
+        if avoid_failures and self.feasibility_kind is None:
+            raise TechniqueError("dlmt: avoid_failures=True needs a failure classifier but feasibility=None; "
+                                 "leave feasibility at its default ('forest') or give 'kernel' or 'gp', "
+                                 "or set avoid_failures=False")
         if not isinstance(steps, int) or steps < 1:
             raise TechniqueError(f"dlmt: steps={steps!r}; give an integer >= 1 (the paper ran 4)")
         if design_size is not None and (not isinstance(design_size, int) or design_size < 2):
@@ -168,6 +197,7 @@ class DLMT(BaseTechnique):
         self.rest = rest
         self.levels = levels
         self.reuse = bool(reuse)
+        self.avoid_failures = avoid_failures
 
     # -- binding and bad input ------------------------------------------------
     def _on_bind(self) -> None:
@@ -282,8 +312,15 @@ class DLMT(BaseTechnique):
             if self.reuse:  # earlier runs enter only as fixed rows: every new run is a point not asked for yet
                 reused = self._reusable(sub, carry[0])
                 candidates = [c for c in candidates if self.hash(c) not in self._requested]
+            dropped = 0
+            if self.avoid_failures:  # earlier runs (reused rows) are merged after: only new points are dropped
+                floor = max(AVOID_KEEP_MIN, math.ceil(AVOID_KEEP_FRACTION * len(candidates)))
+                kept = self._likely(candidates, floor)
+                dropped, candidates = len(candidates) - len(kept), kept
             include = self._merge(candidates, [c for c, _ in reused])
             record["candidates"] = {"count": len(candidates), "exact": exact, "sampling": self.sampling}
+            if dropped:
+                record["candidates"]["dropped_likely_failures"] = dropped
             plan = self._plan(free, candidates, k, record, len(include))
             if plan is None:
                 return
@@ -428,7 +465,10 @@ class DLMT(BaseTechnique):
         for depth, sub in enumerate(self._subs[::-1]):
             while (remaining := budget - self._spent()) > 0:
                 seen = [(v, c) for c, v in self._data if math.isfinite(v) and sub.is_valid(c)]
-                picks = self._neighbours(sub, min(seen, key=lambda t: t[0])[1])[:remaining] if seen else []
+                picks = self._neighbours(sub, min(seen, key=lambda t: t[0])[1]) if seen else []
+                if picks and self.avoid_failures:  # never empties the neighbourhood: the most likely one stays
+                    picks = self._likely(picks, 1)
+                picks = picks[:remaining]
                 if not picks:
                     picks = self._unmeasured(sub, 1)
                     if not picks:
@@ -475,15 +515,69 @@ class DLMT(BaseTechnique):
             if table is None:
                 table = self._enumerated[id(sub)] = [(self.hash(c), c) for c in sub.enumerate()]
             pool = [c for h, c in table if h not in self._requested]
-            return [dict(pool[int(i)]) for i in self.rng.permutation(len(pool))[:remaining]]
+            order = [pool[int(i)] for i in self.rng.permutation(len(pool))]
+            if self.avoid_failures:
+                return [dict(c) for c in self._first_likely(order, remaining)]
+            return [dict(c) for c in order[:remaining]]
         picks: Batch = []
         seen = set(self._requested)
         for c in sub.sample(self.rng, 4 * remaining):
             h = self.hash(c)
-            if h not in seen and len(picks) < remaining:
+            if h not in seen:
                 seen.add(h)
                 picks.append(c)
-        return picks
+        if self.avoid_failures:
+            return self._first_likely(picks, remaining)
+        return picks[:remaining]
+
+    # -- the run's own failures (avoid_failures) ------------------------------------
+    def _failure_model(self) -> FeasibilityModel | None:
+        """P(success) learnt from this run's own measurements (``self._data``), None while none failed.
+
+        Only the iteration's own data, in the order it was measured: a resumed
+        run replays the same data before the same decision, so it takes the
+        same one (the technique's ``self.feasibility``, fed by ``restore`` with
+        the whole history at once, would not).
+        """
+        if not any(not math.isfinite(v) for _, v in self._data):
+            return None
+        model = FeasibilityModel.for_space(self.space, kind=self.feasibility_kind)
+        for c, v in self._data:
+            model.add(self.encode(c), "OK" if math.isfinite(v) else "FAILED")
+        return model
+
+    def _p_success(self, model: FeasibilityModel, configs: Batch) -> np.ndarray:
+        return model.p_success(np.array([self.encode(c) for c in configs]))
+
+    def _likely(self, configs: Batch, keep_at_least: int) -> Batch:
+        """``configs`` less those likely to fail (P(success) < AVOID_THRESHOLD), order kept.
+
+        At least ``keep_at_least`` stay (all when fewer): the most likely ones.
+        """
+        model = self._failure_model()
+        if model is None or not configs:
+            return configs
+        p = self._p_success(model, configs)
+        keep = p >= AVOID_THRESHOLD
+        need = min(len(configs), keep_at_least)
+        if int(keep.sum()) < need:
+            keep = np.zeros(len(configs), dtype=bool)
+            keep[np.argsort(-p, kind="stable")[:need]] = True
+        return [c for c, k in zip(configs, keep) if k]
+
+    def _first_likely(self, order: Batch, n: int) -> Batch:
+        """The first ``n`` of ``order`` not likely to fail; the first ``n`` when none passes."""
+        model = self._failure_model()
+        if model is None:
+            return order[:n]
+        out: Batch = []
+        for start in range(0, len(order), 512):  # a chunk at a time: an enumerated sub-space may be large
+            chunk = order[start:start + 512]
+            p = self._p_success(model, chunk)
+            out += [c for c, q in zip(chunk, p) if q >= AVOID_THRESHOLD]
+            if len(out) >= n:
+                return out[:n]
+        return out[:n] if out else order[:n]
 
     def _spent(self) -> int:
         return len(self._requested)
