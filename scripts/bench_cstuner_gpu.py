@@ -37,7 +37,10 @@ kernels are still timed alone on the GPU; wall times then include the waits
 for the lock and for CPUs shared with the other runs (each record keeps
 ``concurrent``, ``parallelism`` and its summed ``lock_wait_s``), so compare
 iso-time only between runs made with the same ``--concurrent`` and
-``--parallelism``.  ``--first-rep R`` numbers the repetitions (and seeds)
+``--parallelism``.  Measured on the H100 (2026-11-26, docs/CSTUNER.md): four
+runs side by side were slower than one at a time, because a trial waits on
+its measurement (the verification's download), not on compiling; use it
+only where compiling dominates.  ``--first-rep R`` numbers the repetitions (and seeds)
 from R, so a later call adds repetitions instead of repeating seeds.
 """
 
