@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import time
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 from measurement.device_lock import DeviceLock
 
 
-def _hold(path: str, times: int, hold_s: float, out: "multiprocessing.Queue[tuple[float, float]]") -> None:
+def _hold(path: str, times: int, hold_s: float, out: multiprocessing.Queue[tuple[float, float]]) -> None:
     lock = DeviceLock(path)
     for _ in range(times):
         with lock.held():
@@ -30,7 +31,7 @@ def test_processes_holding_the_lock_never_overlap(tmp_path: Path) -> None:
     for p in procs:
         p.join(30)
         assert p.exitcode == 0
-    for (_, end), (start, _) in zip(spans, spans[1:]):
+    for (_, end), (start, _) in itertools.pairwise(spans):
         assert start >= end          # each hold begins after the previous one ended
 
 
