@@ -87,14 +87,33 @@ def run_peer(name: str, script: str | Path, args: Sequence[str] = (), *,
     the peer's stderr when it exits non-zero.
     """
     py = peer_python(name)
-    proc = subprocess.run(
-        [str(py), str(script), *args],
-        input=None if input_json is None else json.dumps(input_json),
-        capture_output=True, text=True, timeout=timeout, cwd=str(ROOT), check=False,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"peer {name} script {script} failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
-    return json.loads(proc.stdout)
+    stdout, stderr, rc = _run_group([str(py), str(script), *args],
+                                    None if input_json is None else json.dumps(input_json), timeout)
+    if rc != 0:
+        raise RuntimeError(f"peer {name} script {script} failed (rc {rc}):\n{stderr[-4000:]}")
+    return json.loads(stdout)
+
+
+def _run_group(argv: list[str], stdin: str | None, timeout: float | None) -> tuple[str, str, int]:
+    """Run ``argv`` in its own process group; on a timeout kill the whole group, then re-raise.
+
+    Why a group: a peer script with ``--peer-jobs 2`` starts worker processes;
+    ``subprocess.run`` killed only the script on a timeout, and its workers
+    went on using the CPUs for the rest of the benchmark (seen 2026-11-26:
+    an OpenTuner worker still running 14 minutes after its 1800 s limit).
+    """
+    import os
+    import signal
+
+    with subprocess.Popen(argv, stdin=subprocess.PIPE if stdin is not None else None, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, cwd=str(ROOT), start_new_session=True) as proc:
+        try:
+            out, err = proc.communicate(stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+    return out, err, proc.returncode
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,44 @@
+"""A peer script that times out is killed with every process it started."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from scripts._peers import _run_group
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie waiting for its reaper counts as gone)."""
+    status = Path(f"/proc/{pid}/status")
+    try:
+        state = next(ln for ln in status.read_text().splitlines() if ln.startswith("State:"))
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return "Z" not in state.split()[1]
+
+
+def test_a_timeout_kills_the_peer_and_its_workers(tmp_path: Path) -> None:
+    if not Path("/proc").is_dir():
+        pytest.skip("needs /proc")
+    pidfile = tmp_path / "worker.pid"
+    script = ("import subprocess, sys, time\n"
+              "w = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+              f"open({str(pidfile)!r}, 'w').write(str(w.pid))\n"
+              "time.sleep(60)\n")
+    with pytest.raises(subprocess.TimeoutExpired):
+        _run_group([sys.executable, "-c", script], None, timeout=3.0)
+    worker = int(pidfile.read_text())
+    deadline = time.monotonic() + 5.0
+    while _alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(worker)
+
+
+def test_output_and_exit_status_come_back() -> None:
+    out, _err, rc = _run_group([sys.executable, "-c", "import sys; print(sys.stdin.read()); sys.exit(3)"], "hi", 30.0)
+    assert (out.strip(), rc) == ("hi", 3)
