@@ -68,7 +68,12 @@ class StencilApp(TunerApp):
         self._runner: Any = None
         dl = getattr(self.args, "device_lock", None)
         #: measurements take turns with every process naming the same file (compiles still overlap)
-        self.device_lock = DeviceLock(dl) if dl else None
+        try:
+            self.device_lock = DeviceLock(dl) if dl else None
+        except ValueError as exc:
+            raise ConfigurationError(f"--device-lock {dl}: its directory does not exist; name a file in an "
+                                     "existing directory, the same file in every process that shares the "
+                                     "device") from exc
         #: an existing CudaBackend / OpenCLBackend to use instead of making one (benchmarks share one)
         self.device_backend: Any = None
 

@@ -59,3 +59,12 @@ def test_a_second_holder_waits_and_is_told_how_long(tmp_path: Path) -> None:
 def test_a_lock_in_a_missing_directory_names_the_fix(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="directory does not exist"):
         DeviceLock(tmp_path / "no" / "such" / "gpu.lock")
+
+
+def test_the_stencil_app_names_the_flag_for_a_lock_in_a_missing_directory(tmp_path: Path) -> None:
+    from apps.stencil.app import StencilApp
+    from ensemble.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="--device-lock .*existing directory"):
+        StencilApp(pattern="star", dims=2, radius=1, backend="opencl", size=16,
+                   device_lock=str(tmp_path / "no" / "gpu.lock"))
