@@ -29,18 +29,7 @@ ends, so a cut run keeps what finished), ``summary.md`` (the table),
 evaluations and against wall time, mean over repetitions).  ``--backend
 opencl --size 24`` runs the same pipeline on PoCL for a local check.
 
-``--concurrent K`` runs K tuning runs side by side (K worker processes
-pulling runs from one queue), to use the host's CPUs for compiling while the
-GPU would otherwise wait: every measurement holds one device lock
-(``--device-lock`` of the stencil app, :mod:`measurement.device_lock`), so
-kernels are still timed alone on the GPU; wall times then include the waits
-for the lock and for CPUs shared with the other runs (each record keeps
-``concurrent``, ``parallelism`` and its summed ``lock_wait_s``), so compare
-iso-time only between runs made with the same ``--concurrent`` and
-``--parallelism``.  Measured on the H100 (2026-11-26, docs/CSTUNER.md): four
-runs side by side were slower than one at a time, because a trial waits on
-its measurement (the verification's download), not on compiling; use it
-only where compiling dominates.  ``--first-rep R`` numbers the repetitions (and seeds)
+``--first-rep R`` numbers the repetitions (and seeds)
 from R, so a later call adds repetitions instead of repeating seeds.
 """
 
@@ -176,7 +165,7 @@ def one_run(args: argparse.Namespace, stencil: str, tuner: str, rep: int, tmp: s
     finite = [v for _, v in trace if np.isfinite(v)]
     return {"stencil": stencil, "tuner": tuner, "rep": rep, "budget": args.budget, "wall_s": wall,
             "evaluations": len(trace), "best_s": min(finite) if finite else None, "trace": trace,
-            "error": err, "concurrent": getattr(args, "concurrent", 1), "parallelism": args.parallelism,
+            "error": err, "parallelism": args.parallelism,
             "lock_wait_s": _lock_wait(db) if os.path.exists(db) else 0.0}
 
 
@@ -294,7 +283,7 @@ def _plots(runs: list[dict[str, Any]], stencils: list[str], tuners: list[str], o
 
 
 def _jobs(args: argparse.Namespace) -> list[tuple[str, str, int]]:
-    """(stencil, tuner, rep) in the order they run: stencil by stencil, so a worker makes each grid once."""
+    """(stencil, tuner, rep) in the order they run: stencil by stencil."""
     tuners = [t for t in args.tuners.split(",") if t]
     out = []
     for st in args.stencils.split(","):
@@ -313,72 +302,9 @@ def _report(rec: dict[str, Any]) -> None:
 
 
 def _write_record(out: Path, rec: dict[str, Any]) -> None:
-    """Append one record to runs.jsonl; workers of ``--concurrent`` take turns on the file."""
-    import fcntl
-
+    """Append one record to runs.jsonl as the run ends, so a cut call keeps what finished."""
     with open(out / "runs.jsonl", "a") as log:
-        fcntl.flock(log, fcntl.LOCK_EX)
-        try:
-            log.write(json.dumps(rec) + "\n")
-            log.flush()
-        finally:
-            fcntl.flock(log, fcntl.LOCK_UN)
-
-
-def _next_job(queue: Path) -> int:
-    """The index of the next job of the shared queue (a counter file under an flock)."""
-    import fcntl
-
-    with open(queue / "next", "a+") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        f.seek(0)
-        k = int(f.read().strip() or 0)
-        f.seek(0)
-        f.truncate()
-        f.write(str(k + 1))
-        f.flush()
-        fcntl.flock(f, fcntl.LOCK_UN)
-    return k
-
-
-def _worker(args: argparse.Namespace) -> int:
-    """``--worker QUEUE``: pull (stencil, tuner, rep) jobs until none is left or the deadline has passed."""
-    queue, out = Path(args.worker), Path(args.out)
-    jobs = [tuple(j) for j in json.loads((queue / "jobs.json").read_text())]
-    current = None
-    with tempfile.TemporaryDirectory() as tmp:
-        while True:
-            k = _next_job(queue)
-            if k >= len(jobs):
-                return 0
-            st, tuner, rep = jobs[k]
-            if args.deadline and time.time() - args.start_epoch > args.deadline:
-                print(f"deadline reached: skipping {st} {tuner} rep {rep}", flush=True)
-                continue
-            if st != current:
-                _APPS.clear()  # the previous stencil's grids go before the next one's are made
-                print(f"[worker {os.getpid()}] warm-up {st}: {warm_up(args, st):.1f} s", flush=True)
-                current = st
-            rec = one_run(args, st, tuner, int(rep), tmp)
-            _write_record(out, rec)
-            _report(rec)
-
-
-def _run_concurrent(args: argparse.Namespace, out: Path) -> None:
-    """Start ``--concurrent`` workers over one job queue and one device lock; wait for them."""
-    with tempfile.TemporaryDirectory() as queue:
-        Path(queue, "jobs.json").write_text(json.dumps(_jobs(args)))
-        lock = args.device_lock or str(Path(queue, "device.lock"))
-        base = [sys.executable, "-m", "scripts.bench_cstuner_gpu", "--worker", queue, "--out", str(out),
-                "--device-lock", lock, "--start-epoch", str(args.start_epoch), "--concurrent", str(args.concurrent)]
-        for flag in ("budget", "backend", "parallelism", "repeats", "run_timeout", "mpirun", "mpirun_flags",
-                     "deadline", "size"):
-            v = getattr(args, flag)
-            if v is not None:
-                base += [f"--{flag.replace('_', '-')}={v}"]
-        procs = [subprocess.Popen(base) for _ in range(args.concurrent)]
-        for p in procs:
-            p.wait()
+        log.write(json.dumps(rec) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -391,10 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", type=int, default=None, help="grid edge (default: the paper's, Table III)")
     ap.add_argument("--backend", choices=("cuda", "opencl"), default="cuda")
     ap.add_argument("--parallelism", type=int, default=os.cpu_count() or 2, help="kernels compiled at once, per run")
-    ap.add_argument("--concurrent", type=int, default=1,
-                    help="tuning runs side by side, measurements serialized by a device lock (default 1)")
-    ap.add_argument("--device-lock", default=None, help="lock file for the measurements (default with "
-                    "--concurrent > 1: one in a temporary directory)")
+    ap.add_argument("--device-lock", default=None, help="lock file for the measurements (default: none for "
+                    "one-process runs, one in a temporary directory for the two ranks of CsTuner-mpi2)")
     ap.add_argument("--repeats", type=int, default=5, help="timed launches per configuration")
     ap.add_argument("--deadline", type=float, default=None, help="start no run after this many seconds")
     ap.add_argument("--run-timeout", type=float, default=600.0)
@@ -405,40 +329,31 @@ def main(argv: list[str] | None = None) -> int:
                     help="also run --metrics ncu on K random configurations of the first stencil")
     ap.add_argument("--summarize", default=None, help="only rebuild summary and plots from this runs.jsonl")
     ap.add_argument("--one-run", default=None, help=argparse.SUPPRESS)
-    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
-    ap.add_argument("--start-epoch", type=float, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--db", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.concurrent < 1:
-        ap.error(f"--concurrent {args.concurrent}: give 1 (one run at a time) or more")
     if args.one_run:
         return _main_via_app(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    if args.worker:
-        return _worker(args)
     if args.summarize:
         runs = [json.loads(x) for x in Path(args.summarize).read_text().splitlines() if x.strip()]
     else:
-        args.start_epoch = time.time()
+        start = time.time()
         log = out / "runs.jsonl"
         seen = log.stat().st_size if log.exists() else 0
-        if args.concurrent > 1:
-            _run_concurrent(args, out)
-        else:
-            stencil = None
-            with tempfile.TemporaryDirectory() as tmp:
-                for st, t, rep in _jobs(args):
-                    if args.deadline and time.time() - args.start_epoch > args.deadline:
-                        print(f"deadline reached: skipping {st} {t} rep {rep}", flush=True)
-                        continue
-                    if st != stencil and t != "CsTuner-mpi2":  # the MPI ranks make their own grids
-                        print(f"warm-up {st}: {warm_up(args, st):.1f} s", flush=True)
-                        stencil = st
-                    rec = one_run(args, st, t, rep, tmp)
-                    _write_record(out, rec)
-                    _report(rec)
+        stencil = None
+        with tempfile.TemporaryDirectory() as tmp:
+            for st, t, rep in _jobs(args):
+                if args.deadline and time.time() - start > args.deadline:
+                    print(f"deadline reached: skipping {st} {t} rep {rep}", flush=True)
+                    continue
+                if st != stencil and t != "CsTuner-mpi2":  # the MPI ranks make their own grids
+                    print(f"warm-up {st}: {warm_up(args, st):.1f} s", flush=True)
+                    stencil = st
+                rec = one_run(args, st, t, rep, tmp)
+                _write_record(out, rec)
+                _report(rec)
         with open(log) as f:  # this call's records only
             f.seek(seen)
             runs = [json.loads(x) for x in f.read().splitlines() if x.strip()]
