@@ -31,6 +31,16 @@ opencl --size 24`` runs the same pipeline on PoCL for a local check.
 
 ``--first-rep R`` numbers the repetitions (and seeds)
 from R, so a later call adds repetitions instead of repeating seeds.
+
+``--gpus N`` (a machine with N GPUs) runs N copies of the comparison at
+once, one per GPU: the stencils are dealt round-robin (list them so that
+each GPU gets a mix of slow and fast ones), worker k sees only GPU k
+(``CUDA_VISIBLE_DEVICES``) and the k-th of N equal slices of the CPUs (so
+each run compiles on as many cores as on a one-GPU machine with 16 cores
+when the machine has 16 per GPU), and every run still has its GPU to
+itself; ``CsTuner-mpi2``'s two ranks share their worker's GPU, as on a
+one-GPU machine.  The workers' records are merged into ``runs.jsonl`` and
+each record says which GPU and how many CPUs it had.
 """
 
 from __future__ import annotations
@@ -166,7 +176,16 @@ def one_run(args: argparse.Namespace, stencil: str, tuner: str, rep: int, tmp: s
     return {"stencil": stencil, "tuner": tuner, "rep": rep, "budget": args.budget, "wall_s": wall,
             "evaluations": len(trace), "best_s": min(finite) if finite else None, "trace": trace,
             "error": err, "parallelism": args.parallelism,
-            "lock_wait_s": _lock_wait(db) if os.path.exists(db) else 0.0}
+            "lock_wait_s": _lock_wait(db) if os.path.exists(db) else 0.0,
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"), "cpus": _cpu_count()}
+
+
+def _cpu_count() -> int:
+    """CPUs this process may run on (its affinity, which ``--gpus`` narrows per worker)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def _tune(args: argparse.Namespace, stencil: str, tuner: str, db: str, seed: int) -> Any:
@@ -294,6 +313,99 @@ def _jobs(args: argparse.Namespace) -> list[tuple[str, str, int]]:
     return out
 
 
+def _worker_plan(stencils: list[str], gpus: int, cpus: list[int],
+                 visible: str | None) -> list[tuple[list[str], str, list[int]]]:
+    """(stencils, CUDA_VISIBLE_DEVICES value, CPU ids) for each of ``gpus`` workers.
+
+    Stencils are dealt round-robin; a worker left without one is not started.
+    ``visible`` is the caller's own ``CUDA_VISIBLE_DEVICES``: worker k gets its
+    k-th entry, so a machine already narrowed to some GPUs stays narrowed.
+    """
+    devices = [d for d in visible.split(",") if d.strip()] if visible else [str(k) for k in range(gpus)]
+    if len(devices) < gpus:
+        raise SystemExit(f"--gpus {gpus}: CUDA_VISIBLE_DEVICES={visible!r} names only {len(devices)} GPU(s); "
+                         f"ask for at most {len(devices)} or widen CUDA_VISIBLE_DEVICES")
+    if len(cpus) < gpus:
+        raise SystemExit(f"--gpus {gpus}: only {len(cpus)} CPU(s) available; ask for at most {len(cpus)}")
+    slices = np.array_split(np.asarray(sorted(cpus)), gpus)
+    plan = []
+    for k in range(gpus):
+        mine = stencils[k::gpus]
+        if mine:
+            plan.append((mine, devices[k], [int(c) for c in slices[k]]))
+    return plan
+
+
+def _worker_argv(args: argparse.Namespace, stencils: list[str], out: Path, first: bool) -> list[str]:
+    """The command line of one ``--gpus`` worker: this call's settings, its stencils, its own --out."""
+    argv = [sys.executable, "-m", "scripts.bench_cstuner_gpu", "--stencils", ",".join(stencils),
+            "--tuners", args.tuners, "--budget", str(args.budget), "--reps", str(args.reps),
+            "--first-rep", str(args.first_rep), "--backend", args.backend, "--parallelism", str(args.parallelism),
+            "--repeats", str(args.repeats), "--run-timeout", str(args.run_timeout), "--mpirun", args.mpirun,
+            f"--mpirun-flags={args.mpirun_flags}", "--out", str(out)]
+    if args.size:
+        argv += ["--size", str(args.size)]
+    if args.deadline:
+        argv += ["--deadline", str(args.deadline)]
+    if args.device_lock:
+        argv += ["--device-lock", f"{args.device_lock}.{out.name}"]
+    if first and args.ncu_demo:
+        argv += ["--ncu-demo", str(args.ncu_demo)]
+    return argv
+
+
+def _run_workers(args: argparse.Namespace, out: Path) -> list[dict[str, Any]]:
+    """``--gpus N``: one worker process per GPU; returns their records, merged into ``runs.jsonl``."""
+    import shutil
+    import threading
+
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except AttributeError:
+        cpus = list(range(os.cpu_count() or 1))
+    plan = _worker_plan([s for s in args.stencils.split(",") if s], args.gpus, cpus,
+                        os.environ.get("CUDA_VISIBLE_DEVICES"))
+    procs = []
+    for k, (stencils, device, mine) in enumerate(plan):
+        wout = out / f"gpu{k}"
+        wout.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=device, PYTHONUNBUFFERED="1")
+        print(f"worker {k}: GPU {device}, CPUs {mine[0]}-{mine[-1]} ({len(mine)}), stencils {','.join(stencils)}",
+              flush=True)
+        proc = subprocess.Popen(_worker_argv(args, stencils, wout, k == 0), env=env, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                preexec_fn=(lambda cpu_set=mine: os.sched_setaffinity(0, cpu_set))
+                                if hasattr(os, "sched_setaffinity") else None)
+        procs.append((k, wout, proc))
+
+    def relay(k: int, proc: subprocess.Popen) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            print(f"[gpu{k}] {line}", end="", flush=True)
+
+    threads = [threading.Thread(target=relay, args=(k, p), daemon=True) for k, _, p in procs]
+    for t in threads:
+        t.start()
+    for _, _, p in procs:
+        p.wait()
+    for t in threads:
+        t.join(timeout=5)
+    runs = []
+    for k, wout, p in procs:
+        log = wout / "runs.jsonl"
+        mine = [json.loads(x) for x in log.read_text().splitlines() if x.strip()] if log.exists() else []
+        for rec in mine:
+            _write_record(out, rec)
+        runs += mine
+        if p.returncode != 0:
+            print(f"worker {k} exited with {p.returncode}; its {len(mine)} finished run(s) are kept", flush=True)
+        for extra in wout.iterdir():  # the ncu demo's files, if any, move up beside the records
+            if extra.name not in ("runs.jsonl", "summary.md", "iso_iteration.png", "iso_time.png"):
+                shutil.move(str(extra), str(out / extra.name))
+        shutil.rmtree(wout, ignore_errors=True)   # merged: the copy would only take a file slot
+    return runs
+
+
 def _report(rec: dict[str, Any]) -> None:
     best = f"{1e3 * rec['best_s']:.4f} ms" if rec["best_s"] else "-"
     print(f"{rec['stencil']} {rec['tuner']} rep {rec['rep']}: {rec['evaluations']} evals, best {best}, "
@@ -327,6 +439,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=".")
     ap.add_argument("--ncu-demo", type=int, default=0, metavar="K",
                     help="also run --metrics ncu on K random configurations of the first stencil")
+    ap.add_argument("--gpus", type=int, default=1, help="run the stencils on this many GPUs at once, one "
+                    "worker per GPU with its share of the CPUs (see the module docstring)")
     ap.add_argument("--summarize", default=None, help="only rebuild summary and plots from this runs.jsonl")
     ap.add_argument("--one-run", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--db", default=None, help=argparse.SUPPRESS)
@@ -336,8 +450,12 @@ def main(argv: list[str] | None = None) -> int:
         return _main_via_app(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.gpus < 1:
+        ap.error(f"--gpus must be at least 1, got {args.gpus}")
     if args.summarize:
         runs = [json.loads(x) for x in Path(args.summarize).read_text().splitlines() if x.strip()]
+    elif args.gpus > 1:
+        runs = _run_workers(args, out)
     else:
         start = time.time()
         log = out / "runs.jsonl"

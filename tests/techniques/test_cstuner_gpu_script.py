@@ -67,3 +67,40 @@ def test_a_call_records_every_run_once_from_first_rep(tmp_path: Path) -> None:
     assert sorted((r["tuner"], r["rep"]) for r in runs) == [("CsTuner", 5), ("CsTuner", 6), ("default", 5),
                                                             ("default", 6)]
     assert all(r["evaluations"] == 6 and r["lock_wait_s"] == 0.0 for r in runs)   # one process: no lock
+
+
+def test_gpus_deal_stencils_round_robin_and_split_the_cpus() -> None:
+    from scripts.bench_cstuner_gpu import _worker_plan
+
+    plan = _worker_plan(["addsgd6", "rhs4center", "j3d7pt", "helmholtz", "cheby"], 2, list(range(8)), None)
+    assert plan == [(["addsgd6", "j3d7pt", "cheby"], "0", [0, 1, 2, 3]),
+                    (["rhs4center", "helmholtz"], "1", [4, 5, 6, 7])]
+    # a machine already narrowed to some GPUs stays narrowed; a worker without a stencil is not started
+    assert _worker_plan(["a"], 2, [0, 1], "3,5") == [(["a"], "3", [0])]
+    with pytest.raises(SystemExit, match="names only 1 GPU"):
+        _worker_plan(["a", "b"], 2, [0, 1], "7")
+    with pytest.raises(SystemExit, match="only 1 CPU"):
+        _worker_plan(["a", "b"], 2, [0], None)
+
+
+@pytest.mark.opencl
+@pytest.mark.slow
+def test_two_workers_record_every_run_once_in_one_file(tmp_path: Path) -> None:
+    """--gpus 2 on PoCL: both workers' runs merged into runs.jsonl, each with its GPU and CPU share."""
+    import json
+    import os
+
+    from scripts.bench_cstuner_gpu import main
+
+    pytest.importorskip("pyopencl")
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two CPUs")
+    rc = main(["--backend", "opencl", "--size", "12", "--stencils", "j3d7pt,helmholtz", "--tuners", "CsTuner",
+               "--reps", "1", "--budget", "4", "--parallelism", "1", "--gpus", "2", "--out", str(tmp_path)])
+    assert rc == 0
+    runs = [json.loads(x) for x in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    if any(r["error"] and "OpenCL" in r["error"] for r in runs):
+        pytest.skip("no usable OpenCL device")
+    assert sorted((r["stencil"], r["cuda_visible_devices"]) for r in runs) == [("helmholtz", "1"), ("j3d7pt", "0")]
+    assert all(r["evaluations"] == 4 and r["cpus"] == len(os.sched_getaffinity(0)) // 2 for r in runs)
+    assert not (tmp_path / "gpu0").exists() and (tmp_path / "summary.md").exists()
