@@ -231,12 +231,28 @@ def _best_at(trace: list[tuple[float, float]], t: float) -> float:
 
 
 def summarize(runs: list[dict[str, Any]], out: Path) -> str:
-    """Table + iso-iteration / iso-time plots from the run records."""
+    """Table + iso-iteration / iso-time plots from the run records.
+
+    A repetition recorded twice (the same stencil, tuner and seed from two
+    calls) counts once, the first record kept, so merged files cannot weigh
+    one seed double; the number dropped is stated under the table.  The last
+    rows give each tuner's geometric mean over the stencils of its ratio to
+    CsTuner, after the whole budget and at iso-time.
+    """
+    seen: set[tuple[str, str, int]] = set()
+    unique = []
+    for r in runs:
+        key = (r["stencil"], r["tuner"], r["rep"])
+        if key not in seen:
+            seen.add(key)
+            unique.append(r)
+    dropped, runs = len(runs) - len(unique), unique
     stencils = sorted({r["stencil"] for r in runs})
     tuners = [t for t in TUNERS if any(r["tuner"] == t for r in runs)]
-    header = ("| stencil | tuner | reps | mean evals | mean wall s | mean best ms (final) | "
+    header = ("| stencil | tuner | reps | mean evals | mean wall s | mean best ms (final) | this / CsTuner (final) | "
               "mean best ms at iso-time | this / CsTuner at iso-time |")
-    lines = [header, "|---|---|---|---|---|---|---|---|"]
+    lines = [header, "|---|---|---|---|---|---|---|---|---|"]
+    ratios: dict[str, list[tuple[float, float]]] = {t: [] for t in tuners}
     for st in stencils:
         rs = [r for r in runs if r["stencil"] == st and r["trace"]]
         if not rs:
@@ -246,17 +262,29 @@ def summarize(runs: list[dict[str, Any]], out: Path) -> str:
         t_iso = max(min(r["trace"][-1][0] for r in rs), max(r["trace"][0][0] for r in rs))
         iso = {t: [_best_at(r["trace"], t_iso) for r in rs if r["tuner"] == t] for t in tuners}
         mean_iso = {t: float(np.mean(v)) if v and np.all(np.isfinite(v)) else np.inf for t, v in iso.items()}
+        mean_final = {t: float(np.mean([r["best_s"] for r in rs if r["tuner"] == t and r["best_s"] is not None]
+                                       or [np.nan])) for t in tuners}
         for t in tuners:
             tr = [r for r in rs if r["tuner"] == t]
             if not tr:
                 continue
             finals = [r["best_s"] for r in tr if r["best_s"] is not None]
             sp = mean_iso[t] / mean_iso.get("CsTuner", np.inf) if np.isfinite(mean_iso[t]) else np.nan
+            fr = mean_final[t] / mean_final.get("CsTuner", np.nan)
+            if np.isfinite(sp) and np.isfinite(fr):
+                ratios[t].append((fr, sp))
             lines.append(
                 f"| {st} | {t} | {len(tr)} | {np.mean([r['evaluations'] for r in tr]):.0f} | "
                 f"{np.mean([r['wall_s'] for r in tr]):.0f} | "
-                f"{1e3 * np.mean(finals):.4f} | {1e3 * mean_iso[t]:.4f} (t={t_iso:.0f} s) | "
-                f"{sp:.2f}x |" if finals else f"| {st} | {t} | {len(tr)} | - | - | - | - | - |")
+                f"{1e3 * np.mean(finals):.4f} | {fr:.2f}x | {1e3 * mean_iso[t]:.4f} (t={t_iso:.0f} s) | "
+                f"{sp:.2f}x |" if finals else f"| {st} | {t} | {len(tr)} | - | - | - | - | - | - |")
+    for t in tuners:
+        if ratios[t]:
+            fin, iso_r = np.array(ratios[t]).T
+            lines.append(f"| geometric mean ({len(fin)} stencils) | {t} | | | | | "
+                         f"{float(np.exp(np.mean(np.log(fin)))):.2f}x | | {float(np.exp(np.mean(np.log(iso_r)))):.2f}x |")
+    if dropped:
+        lines.append(f"\n({dropped} record(s) of a repetition already recorded were dropped.)")
     table = "\n".join(lines)
     try:
         _plots(runs, stencils, tuners, out)

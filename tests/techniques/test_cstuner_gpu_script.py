@@ -32,7 +32,11 @@ def test_curves_and_iso_time_table(tmp_path: Path) -> None:
              "best_s": 1e-3, "trace": slow, "error": None}]
     table = summarize(runs, tmp_path)
     # iso-time = the shorter run's end (3 s): CsTuner 1 ms, default 4 ms -> 4.00x
-    assert "| j3d7pt | default | 1 | 3 | 6 | 1.0000 | 4.0000 (t=3 s) | 4.00x |" in table
+    assert "| j3d7pt | default | 1 | 3 | 6 | 1.0000 | 1.00x | 4.0000 (t=3 s) | 4.00x |" in table
+    assert "| geometric mean (1 stencils) | default | | | | | 1.00x | | 4.00x |" in table
+    # the same seed recorded by two calls counts once
+    again = summarize(runs + [dict(runs[1], best_s=5e-3)], tmp_path)
+    assert "| j3d7pt | default | 1 | 3 | 6 | 1.0000 |" in again and "1 record(s)" in again
     assert (tmp_path / "iso_iteration.png").exists() and (tmp_path / "iso_time.png").exists()
 
 
