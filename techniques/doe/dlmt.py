@@ -92,6 +92,11 @@ Batch = list[dict[str, Any]]
 REST = ("sample", "widen", "neighborhood", "stop")
 #: where step 8 fixes the significant factors (docs/DOE.md, difference 13; reuse: difference 14)
 LEVELS = ("predicted", "checked")
+#: ``interactions``: "none" (the paper's additive automatic model) or "significant" (steps 6-8 add the
+#: two-factor interactions among the step's significant numeric factors, effect heredity)
+INTERACTIONS = ("none", "significant")
+#: residual degrees of freedom the prediction model keeps when interactions are added
+INTERACTION_RESIDUAL_DF = 3
 #: ``avoid_failures``: a candidate is dropped when the run's failure model gives it P(success) below this
 #: (the project's filter threshold, techniques.base.FILTER_THRESHOLD: more likely to fail than to succeed)
 AVOID_THRESHOLD = 0.5
@@ -137,6 +142,18 @@ class DLMT(BaseTechnique):
     likely) and from the rest phase's neighbours and samples (the best
     point's neighbourhood is never emptied: its most likely neighbour stays).
     Step 1 is unchanged (no failure seen), and so is a run without failures.
+    ``interactions`` (default "none", the paper's automatic model): with
+    "significant", the model of steps 6-8 (the one whose minimum chooses the
+    levels to fix) also has the two-factor interactions ``a:b`` of the step's
+    significant numeric factors, added while the fit keeps
+    ``INTERACTION_RESIDUAL_DF`` residual degrees of freedom, aliased ones
+    dropped.  Why: the automatic model is additive, so each factor's level is
+    chosen as if the others did not matter, while these kernels' times
+    depend on products (threads per block times work per thread);
+    restricting the interactions to factors already found significant is
+    the effect-heredity principle of screening designs (Wu and Hamada,
+    *Experiments*, Sec. 4.6), so the ANOVA screen and the design are the
+    paper's.
     """
 
     name: ClassVar[str] = "dlmt"
@@ -148,8 +165,12 @@ class DLMT(BaseTechnique):
                  sampling: str = "uniform", extra_runs: int = 4, prediction_limit: int = 20_000,
                  prediction_samples: int = 5000, transform: str = "none", rest: str = "neighborhood",
                  levels: str = "checked", reuse: bool = True, avoid_failures: bool = False,
-                 **options: Any) -> None:
+                 interactions: str = "none", **options: Any) -> None:
         super().__init__(seed=seed, **options)
+        if interactions not in INTERACTIONS:
+            raise TechniqueError(f"dlmt: interactions={interactions!r}; choose 'none' (the default: the additive "
+                                 "model of the paper) or 'significant' (the levels to fix are chosen by a model with "
+                                 "the two-factor interactions of the step's significant numeric factors)")
         if not isinstance(avoid_failures, bool):
             raise TechniqueError(f"dlmt: avoid_failures={avoid_failures!r}; give True (drop candidates the run's "
                                  "own failures make likely to fail, from step 2 on) or False (the default)")
@@ -198,6 +219,7 @@ class DLMT(BaseTechnique):
         self.levels = levels
         self.reuse = bool(reuse)
         self.avoid_failures = avoid_failures
+        self.interactions = interactions
 
     # -- binding and bad input ------------------------------------------------
     def _on_bind(self) -> None:
@@ -361,6 +383,8 @@ class DLMT(BaseTechnique):
             carry = ([], [])
             # steps 6-8: refit on the significant factors, predict, fix -------------------
             pred_model = model.restricted_to(sig_factors)
+            if self.interactions == "significant":
+                pred_model = self._with_interactions(pred_model, sig_factors, ok_c, record)
             pfit = fit(pred_model, ok_c, ok_v)
             record["prediction_model"] = pred_model.formula
             record["coefficients"] = pfit.coefficients
@@ -380,6 +404,31 @@ class DLMT(BaseTechnique):
             self.fixed.update(levels)
             sub = sub.with_fixed(levels)
             self._subs.append(sub)
+
+    def _with_interactions(self, model: Model, names: list[str], configs: Batch, record: dict[str, Any]) -> Model:
+        """``model`` plus the two-factor interactions of the significant numeric factors (effect heredity).
+
+        Pairs are added in the factors' order while the fit keeps
+        ``INTERACTION_RESIDUAL_DF`` residual degrees of freedom; a pair the
+        runs cannot separate from the other terms (aliased) is dropped.  The
+        added terms are listed in the step's record (the report shows them).
+        """
+        numeric = [f for f in self.factors if f.name in names and f.kind == "numeric" and f.n_levels >= 2]
+        pairs = [f"{a.var}:{b.var}" for i, a in enumerate(numeric) for b in numeric[i + 1:]]
+        if not pairs:
+            return model
+        out = Model(model.response, list(model.terms), model.factors)
+        for term in pairs:
+            if out.width() + 1 > len(configs) - INTERACTION_RESIDUAL_DF:
+                break
+            out = Model(out.response, out.terms + [term], out.factors)
+        if len(out.terms) == len(model.terms):
+            return model
+        x, _, slices = model_matrix(out, configs)
+        out, aliased = drop_aliased(out, x, slices)
+        added = [t for t in out.terms if t not in model.terms]
+        record["interactions"] = {"added": added, "aliased": [t for t in aliased if t in pairs]}
+        return out
 
     def _reusable(self, sub: SubSpace, pooled: Batch) -> list[tuple[dict[str, Any], float]]:
         """Earlier successful runs of this sub-space not already pooled into this step.

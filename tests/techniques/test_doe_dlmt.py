@@ -490,3 +490,34 @@ def test_bad_values_of_the_step_8_options_name_the_argument() -> None:
         DLMT(reuse="yes")
     with pytest.raises(TechniqueError, match="rest='more'.*'widen'.*'neighborhood'"):
         DLMT(rest="more")
+
+
+def _interacting(c: dict[str, Any]) -> float:
+    """wx and wy act through their product (threads per block), the rest additively."""
+    return (abs(math.log2(c["wx"] * c["wy"]) - 5) * (1.0 + 0.3 * math.log2(c["wx"]))
+            + 0.3 * (c["unroll"] - 5) ** 2 + (0.0 if c["vector"] else 0.5))
+
+
+def test_interactions_option_adds_products_of_significant_numeric_factors_only() -> None:
+    """interactions="significant": steps 6-8 fit a:b for pairs of significant numeric factors, never others."""
+    s = space()
+    for seed in range(3):
+        tech = DLMT(steps=3, rest="stop", interactions="significant")
+        log = run_technique(tech, s, _interacting, budget=80, seed=seed)
+        assert log.trials and all(s.is_valid(t.config) for t in log.trials)
+        for st in tech.steps:
+            added = (st.get("interactions") or {}).get("added", [])
+            for term in added:
+                a, b = term.split(":")
+                assert {a, b} <= set(st["significant_factors"]) and "memory" not in (a, b)
+                assert term in st["prediction_model"]
+        if any((st.get("interactions") or {}).get("added") for st in tech.steps):
+            break
+    else:
+        pytest.fail("wx and wy interact: some step should have fitted their product")
+    # off by default: the paper's additive model
+    plain = DLMT(steps=3, rest="stop")
+    run_technique(plain, s, _interacting, budget=80, seed=seed)
+    assert not any("interactions" in st or ":" in st.get("prediction_model", "") for st in plain.steps)
+    with pytest.raises(TechniqueError, match="interactions="):
+        DLMT(interactions="all")
