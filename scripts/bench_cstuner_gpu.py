@@ -330,14 +330,35 @@ def _plots(runs: list[dict[str, Any]], stencils: list[str], tuners: list[str], o
 
 
 def _jobs(args: argparse.Namespace) -> list[tuple[str, str, int]]:
-    """(stencil, tuner, rep) in the order they run: stencil by stencil."""
+    """(stencil, tuner, rep) in the order they run: stencil by stencil.
+
+    With ``--missing-from RUNS.jsonl`` only the repetitions that file does not
+    hold as a complete run (no error, the whole budget) are run, so a later
+    call fills the gaps of earlier ones instead of repeating seeds.
+    """
     tuners = [t for t in args.tuners.split(",") if t]
+    done = _complete_runs(getattr(args, "missing_from", None), getattr(args, "budget", 0))
     out = []
     for st in args.stencils.split(","):
         for rep in range(args.first_rep, args.first_rep + args.reps):
             # rotate the order so no tuner always runs first on a freshly warmed GPU
             k = rep % len(tuners)
-            out += [(st, t, rep) for t in tuners[k:] + tuners[:k]]
+            out += [(st, t, rep) for t in tuners[k:] + tuners[:k] if (st, t, rep) not in done]
+    return out
+
+
+def _complete_runs(path: str | None, budget: int) -> set[tuple[str, str, int]]:
+    """(stencil, tuner, rep) of the complete runs recorded in ``path`` (none without a path)."""
+    if not path:
+        return set()
+    if not os.path.exists(path):
+        raise SystemExit(f"--missing-from {path}: no such file; give the runs.jsonl whose gaps to fill")
+    out = set()
+    for line in Path(path).read_text().splitlines():
+        if line.strip():
+            r = json.loads(line)
+            if not r.get("error") and r.get("evaluations") == budget:
+                out.add((r["stencil"], r["tuner"], int(r["rep"])))
     return out
 
 
@@ -377,6 +398,8 @@ def _worker_argv(args: argparse.Namespace, stencils: list[str], out: Path, first
         argv += ["--deadline", str(args.deadline)]
     if args.device_lock:
         argv += ["--device-lock", f"{args.device_lock}.{out.name}"]
+    if args.missing_from:
+        argv += ["--missing-from", os.path.abspath(args.missing_from)]
     if first and args.ncu_demo:
         argv += ["--ncu-demo", str(args.ncu_demo)]
     return argv
@@ -467,6 +490,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=".")
     ap.add_argument("--ncu-demo", type=int, default=0, metavar="K",
                     help="also run --metrics ncu on K random configurations of the first stencil")
+    ap.add_argument("--missing-from", default=None, metavar="RUNS_JSONL", help="run only the repetitions "
+                    "(--first-rep .. --first-rep + --reps - 1) this file does not hold as complete runs")
     ap.add_argument("--gpus", type=int, default=1, help="run the stencils on this many GPUs at once, one "
                     "worker per GPU with its share of the CPUs (see the module docstring)")
     ap.add_argument("--summarize", default=None, help="only rebuild summary and plots from this runs.jsonl")

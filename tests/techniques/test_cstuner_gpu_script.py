@@ -52,6 +52,26 @@ def test_jobs_run_stencil_by_stencil_and_number_reps_from_first_rep() -> None:
     assert sorted(jobs) == sorted((s, t, r) for s in "ab" for t in ("T1", "T2") for r in (3, 4))
 
 
+def test_missing_from_runs_only_the_gaps(tmp_path: Path) -> None:
+    """--missing-from: complete runs in the file are skipped; failed or cut ones are run again."""
+    import argparse
+    import json
+
+    from scripts.bench_cstuner_gpu import _jobs
+
+    log = tmp_path / "runs.jsonl"
+    recs = [{"stencil": "a", "tuner": "T1", "rep": 0, "evaluations": 6, "error": None},
+            {"stencil": "a", "tuner": "T2", "rep": 0, "evaluations": 3, "error": "TimeoutExpired"},
+            {"stencil": "b", "tuner": "T1", "rep": 1, "evaluations": 6, "error": None}]
+    log.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    args = argparse.Namespace(stencils="a,b", tuners="T1,T2", first_rep=0, reps=2, budget=6, missing_from=str(log))
+    jobs = _jobs(args)
+    assert ("a", "T1", 0) not in jobs and ("b", "T1", 1) not in jobs
+    assert ("a", "T2", 0) in jobs and len(jobs) == 6
+    with pytest.raises(SystemExit, match="no such file"):
+        _jobs(argparse.Namespace(**{**vars(args), "missing_from": str(tmp_path / "nope.jsonl")}))
+
+
 @pytest.mark.opencl
 @pytest.mark.slow
 def test_a_call_records_every_run_once_from_first_rep(tmp_path: Path) -> None:
