@@ -16,6 +16,12 @@ run was created (compile time included).  Tuners:
   searches with one sub-population per rank, both ranks measure, each with
   ``--parallelism / 2`` compile threads; on a one-GPU machine both ranks
   share the GPU, so their measurements take turns through a device lock);
+* ``CsTuner-mpi2-2gpu``: the paper's setting (Section V: two ranks, each
+  with its own V100): the same two ranks, each on its own GPU of the two
+  the run sees (``CUDA_VISIBLE_DEVICES``, e.g. ``--gpus 4 --gpus-per-worker
+  2``; the engine binds rank r to GPU r, ``ensemble.mpi.rank_device``), no
+  device lock, each with ``--parallelism`` compile threads; not in the
+  default list (it needs two GPUs per run);
 * ``cstuner-ensemble``: the design-card preset (AUC bandit over NelderMead,
   SimulatedAnnealing and csTuner's grouped island GA);
 * ``default``: the project's default technique;
@@ -60,6 +66,9 @@ from typing import Any
 import numpy as np
 
 TUNERS = ("CsTuner", "cstuner-ensemble", "default", "opentuner-arms", "CsTuner-mpi2")
+#: tuners run only when named (they need more than one GPU per run)
+EXTRA_TUNERS = ("CsTuner-mpi2-2gpu",)
+MPI_TUNERS = ("CsTuner-mpi2", "CsTuner-mpi2-2gpu")
 OPENTUNER_ARMS = ("DifferentialEvolution", "GreedyMutation", "NormalGreedyMutation", "NelderMead")
 #: the paper's iso-time result on V100 x 2 (Section V-B, Fig. 10): csTuner's speedup over each method
 PAPER = {"OpenTuner": 1.3, "Artemis": 1.2, "Garvey": 1.7}
@@ -148,15 +157,18 @@ def one_run(args: argparse.Namespace, stencil: str, tuner: str, rep: int, tmp: s
     db = os.path.join(tmp, f"{stencil}-{tuner}-{rep}.db")
     t = time.time()
     err = None
-    if tuner == "CsTuner-mpi2":
+    if tuner in MPI_TUNERS:
+        own_gpu = tuner == "CsTuner-mpi2-2gpu"
         cmd = [args.mpirun, "-n", "2", *args.mpirun_flags.split(), sys.executable, "-m",
                "scripts.bench_cstuner_gpu", "--one-run", stencil, "--db", db, "--seed", str(rep),
                "--budget", str(args.budget), "--backend", args.backend, "--parallelism",
-               str(max(1, args.parallelism // 2)), "--repeats", str(args.repeats)]
+               str(args.parallelism if own_gpu else max(1, args.parallelism // 2)), "--repeats", str(args.repeats)]
         if args.size:
             cmd += ["--size", str(args.size)]
-        # the two ranks share the one GPU: their measurements take turns (compiles overlap)
-        cmd += ["--device-lock", getattr(args, "device_lock", None) or os.path.join(tmp, "device.lock")]
+        if own_gpu:  # one GPU per rank: nothing shared, no lock
+            cmd += ["--rank-gpus"]
+        else:  # the two ranks share the one GPU: their measurements take turns (compiles overlap)
+            cmd += ["--device-lock", getattr(args, "device_lock", None) or os.path.join(tmp, "device.lock")]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.run_timeout, check=False,
                                   env=dict(os.environ, ENSEMBLE_MPI_SEARCH="central"))
@@ -192,7 +204,7 @@ def _tune(args: argparse.Namespace, stencil: str, tuner: str, db: str, seed: int
     from ensemble.tune import tune
 
     _register()
-    technique = "CsTuner" if tuner == "CsTuner-mpi2" else tuner
+    technique = "CsTuner" if tuner in MPI_TUNERS else tuner
     return tune(_app(args, stencil), test_limit=args.budget, parallelism=args.parallelism,
                 database=f"sqlite:///{db}", run_name=f"{stencil}-{tuner}-{seed}", seed=seed,
                 technique=technique, quiet=True)
@@ -209,10 +221,31 @@ def _main_via_app(args: argparse.Namespace) -> int:
     """
     from ensemble.mpi import comm_world, polite_barrier
 
+    comm = comm_world()
+    tuner = "CsTuner-mpi2"
+    if args.rank_gpus:  # the engine binds rank r of a host to GPU r (ensemble.mpi.rank_device); check there are two
+        check_rank_gpus(os.environ.get("CUDA_VISIBLE_DEVICES"), comm.Get_size())
+        tuner = "CsTuner-mpi2-2gpu"
     warm_up(args, args.one_run)
-    polite_barrier(comm_world())    # the run's clock starts when every rank can measure
-    _tune(args, args.one_run, "CsTuner-mpi2", args.db, args.seed)
+    polite_barrier(comm)    # the run's clock starts when every rank can measure
+    _tune(args, args.one_run, tuner, args.db, args.seed)
     return 0
+
+
+def check_rank_gpus(visible: str | None, size: int) -> None:
+    """Refuse a one-GPU-per-rank run that would share a GPU.
+
+    The ranks are spread over the host's GPUs by the engine itself (each
+    backend opens ``local_rank % devices``, ``ensemble.mpi.rank_device``), as
+    a user's ``mpirun`` run is; this only checks that the run sees a GPU per
+    rank when ``CUDA_VISIBLE_DEVICES`` narrows it, with the fix in the message.
+    """
+    if visible is None:
+        return
+    devices = [d.strip() for d in visible.split(",") if d.strip()]
+    if len(devices) < size:
+        raise SystemExit(f"CsTuner-mpi2-2gpu: {size} ranks need {size} GPUs, CUDA_VISIBLE_DEVICES={visible!r} "
+                         f"names {len(devices)}; run it with --gpus-per-worker {size} (or widen CUDA_VISIBLE_DEVICES)")
 
 
 # -- summary -----------------------------------------------------------------------
@@ -248,7 +281,7 @@ def summarize(runs: list[dict[str, Any]], out: Path) -> str:
             unique.append(r)
     dropped, runs = len(runs) - len(unique), unique
     stencils = sorted({r["stencil"] for r in runs})
-    tuners = [t for t in TUNERS if any(r["tuner"] == t for r in runs)]
+    tuners = [t for t in TUNERS + EXTRA_TUNERS if any(r["tuner"] == t for r in runs)]
     header = ("| stencil | tuner | reps | mean evals | mean wall s | mean best ms (final) | this / CsTuner (final) | "
               "mean best ms at iso-time | this / CsTuner at iso-time |")
     lines = [header, "|---|---|---|---|---|---|---|---|---|"]
@@ -362,26 +395,30 @@ def _complete_runs(path: str | None, budget: int) -> set[tuple[str, str, int]]:
     return out
 
 
-def _worker_plan(stencils: list[str], gpus: int, cpus: list[int],
-                 visible: str | None) -> list[tuple[list[str], str, list[int]]]:
-    """(stencils, CUDA_VISIBLE_DEVICES value, CPU ids) for each of ``gpus`` workers.
+def _worker_plan(stencils: list[str], gpus: int, cpus: list[int], visible: str | None,
+                 per_worker: int = 1) -> list[tuple[list[str], str, list[int]]]:
+    """(stencils, CUDA_VISIBLE_DEVICES value, CPU ids) for each of ``gpus / per_worker`` workers.
 
     Stencils are dealt round-robin; a worker left without one is not started.
     ``visible`` is the caller's own ``CUDA_VISIBLE_DEVICES``: worker k gets its
-    k-th entry, so a machine already narrowed to some GPUs stays narrowed.
+    k-th group of ``per_worker`` entries, so a machine already narrowed to
+    some GPUs stays narrowed; the CPUs are split evenly among the workers.
     """
+    if per_worker < 1 or gpus % per_worker:
+        raise SystemExit(f"--gpus {gpus} --gpus-per-worker {per_worker}: give a divisor of --gpus")
     devices = [d for d in visible.split(",") if d.strip()] if visible else [str(k) for k in range(gpus)]
     if len(devices) < gpus:
         raise SystemExit(f"--gpus {gpus}: CUDA_VISIBLE_DEVICES={visible!r} names only {len(devices)} GPU(s); "
                          f"ask for at most {len(devices)} or widen CUDA_VISIBLE_DEVICES")
-    if len(cpus) < gpus:
+    workers = gpus // per_worker
+    if len(cpus) < workers:
         raise SystemExit(f"--gpus {gpus}: only {len(cpus)} CPU(s) available; ask for at most {len(cpus)}")
-    slices = np.array_split(np.asarray(sorted(cpus)), gpus)
+    slices = np.array_split(np.asarray(sorted(cpus)), workers)
     plan = []
-    for k in range(gpus):
-        mine = stencils[k::gpus]
+    for k in range(workers):
+        mine = stencils[k::workers]
         if mine:
-            plan.append((mine, devices[k], [int(c) for c in slices[k]]))
+            plan.append((mine, ",".join(devices[k * per_worker:(k + 1) * per_worker]), [int(c) for c in slices[k]]))
     return plan
 
 
@@ -415,7 +452,7 @@ def _run_workers(args: argparse.Namespace, out: Path) -> list[dict[str, Any]]:
     except AttributeError:
         cpus = list(range(os.cpu_count() or 1))
     plan = _worker_plan([s for s in args.stencils.split(",") if s], args.gpus, cpus,
-                        os.environ.get("CUDA_VISIBLE_DEVICES"))
+                        os.environ.get("CUDA_VISIBLE_DEVICES"), args.gpus_per_worker)
     procs = []
     for k, (stencils, device, mine) in enumerate(plan):
         wout = out / f"gpu{k}"
@@ -424,9 +461,9 @@ def _run_workers(args: argparse.Namespace, out: Path) -> list[dict[str, Any]]:
         print(f"worker {k}: GPU {device}, CPUs {mine[0]}-{mine[-1]} ({len(mine)}), stencils {','.join(stencils)}",
               flush=True)
         proc = subprocess.Popen(_worker_argv(args, stencils, wout, k == 0), env=env, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                preexec_fn=(lambda cpu_set=mine: os.sched_setaffinity(0, cpu_set))
-                                if hasattr(os, "sched_setaffinity") else None)
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if hasattr(os, "sched_setaffinity"):  # at once, before the worker's imports end: every nvcc inherits it
+            os.sched_setaffinity(proc.pid, mine)
         procs.append((k, wout, proc))
 
     def relay(k: int, proc: subprocess.Popen) -> None:
@@ -494,10 +531,13 @@ def main(argv: list[str] | None = None) -> int:
                     "(--first-rep .. --first-rep + --reps - 1) this file does not hold as complete runs")
     ap.add_argument("--gpus", type=int, default=1, help="run the stencils on this many GPUs at once, one "
                     "worker per GPU with its share of the CPUs (see the module docstring)")
+    ap.add_argument("--gpus-per-worker", type=int, default=1, help="GPUs each --gpus worker sees (2 for "
+                    "CsTuner-mpi2-2gpu, one GPU per rank)")
     ap.add_argument("--summarize", default=None, help="only rebuild summary and plots from this runs.jsonl")
     ap.add_argument("--one-run", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--db", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--rank-gpus", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one_run:
         return _main_via_app(args)
@@ -505,6 +545,9 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     if args.gpus < 1:
         ap.error(f"--gpus must be at least 1, got {args.gpus}")
+    unknown = [t for t in args.tuners.split(",") if t and t not in TUNERS + EXTRA_TUNERS]
+    if unknown and not args.summarize:
+        ap.error(f"--tuners: unknown {', '.join(unknown)}; choose from {', '.join(TUNERS + EXTRA_TUNERS)}")
     if args.summarize:
         runs = [json.loads(x) for x in Path(args.summarize).read_text().splitlines() if x.strip()]
     elif args.gpus > 1:
@@ -519,7 +562,7 @@ def main(argv: list[str] | None = None) -> int:
                 if args.deadline and time.time() - start > args.deadline:
                     print(f"deadline reached: skipping {st} {t} rep {rep}", flush=True)
                     continue
-                if st != stencil and t != "CsTuner-mpi2":  # the MPI ranks make their own grids
+                if st != stencil and t not in MPI_TUNERS:  # the MPI ranks make their own grids
                     print(f"warm-up {st}: {warm_up(args, st):.1f} s", flush=True)
                     stencil = st
                 rec = one_run(args, st, t, rep, tmp)

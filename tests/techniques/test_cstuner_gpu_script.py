@@ -128,3 +128,25 @@ def test_two_workers_record_every_run_once_in_one_file(tmp_path: Path) -> None:
     assert sorted((r["stencil"], r["cuda_visible_devices"]) for r in runs) == [("helmholtz", "1"), ("j3d7pt", "0")]
     assert all(r["evaluations"] == 4 and r["cpus"] == len(os.sched_getaffinity(0)) // 2 for r in runs)
     assert not (tmp_path / "gpu0").exists() and (tmp_path / "summary.md").exists()
+
+
+def test_two_gpu_mpi_runs_get_one_gpu_per_rank_and_workers_get_gpu_pairs() -> None:
+    """CsTuner-mpi2-2gpu needs a GPU per rank; --gpus-per-worker 2 hands each worker a pair."""
+    from scripts.bench_cstuner_gpu import _worker_plan, check_rank_gpus
+
+    check_rank_gpus("2,3", 2)
+    check_rank_gpus(None, 2)          # nothing narrowed: the engine spreads the ranks over the host's GPUs
+    with pytest.raises(SystemExit, match="--gpus-per-worker 2"):
+        check_rank_gpus("0", 2)
+    plan = _worker_plan(["a", "b", "c"], 4, list(range(8)), None, per_worker=2)
+    assert plan == [(["a", "c"], "0,1", [0, 1, 2, 3]), (["b"], "2,3", [4, 5, 6, 7])]
+    with pytest.raises(SystemExit, match="divisor"):
+        _worker_plan(["a"], 4, list(range(8)), None, per_worker=3)
+
+
+def test_unknown_tuner_is_a_usage_error_naming_the_choices(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from scripts.bench_cstuner_gpu import main
+
+    with pytest.raises(SystemExit):
+        main(["--tuners", "CsTuner,csTuner-mpi", "--out", str(tmp_path)])
+    assert "unknown csTuner-mpi" in capsys.readouterr().err
