@@ -14,7 +14,8 @@ from typing import Any, ClassVar
 from techniques.cstuner.ensemble import CsTunerEnsemble
 from techniques.cstuner.technique import CsTuner
 
-__all__ = ["CsTunerBeforeShare", "CsTunerEnsembleBeforeFollow", "CsTunerEnsembleJoint", "CsTunerJoint"]
+__all__ = ["CsTunerBeforeShare", "CsTunerEnsembleBeforeFollow", "CsTunerEnsembleJoint", "CsTunerEnsembleNewBest",
+           "CsTunerJoint"]
 
 #: the defaults before 2026-11-26: the joint grouped GA after the passes, every fitted PMNF model used
 JOINT_UNCHECKED: dict[str, Any] = {"continuation": "joint", "model_check": None, "budget_share": False,
@@ -53,9 +54,21 @@ class CsTunerEnsembleJoint(CsTunerEnsemble):
 
 
 class CsTunerEnsembleBeforeFollow(CsTunerEnsemble):
-    """cstuner-ensemble as it was before session 15: its Nelder-Mead and annealing arms follow no one."""
+    """cstuner-ensemble as it was before session 15: its Nelder-Mead and annealing arms follow no one.
+
+    OpenTuner's new-best credit, as then (session 16 made the rank credit the preset's default).
+    """
 
     name: ClassVar[str] = "cstuner-ensemble-before-follow"
 
     def __init__(self, *, seed: int | None = None, **options: Any) -> None:
-        super().__init__(seed=seed, **{**options, "follow_incumbent": False})
+        super().__init__(seed=seed, **{"credit": "new-best", **options, "follow_incumbent": False})
+
+
+class CsTunerEnsembleNewBest(CsTunerEnsemble):
+    """cstuner-ensemble as it was before session 16: OpenTuner's new-best credit (``credit="new-best"``)."""
+
+    name: ClassVar[str] = "cstuner-ensemble-new-best"
+
+    def __init__(self, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(seed=seed, **{**options, "credit": "new-best"})
