@@ -41,6 +41,28 @@ space is a different kernel.  The knobs here, with csTuner's constraints:
   hypterm (any tile) and for 32- or 64-wide tiles of addsgd6 and
   rhs4center.  The launch must opt in (``CudaKernelSpec.shared``; the
   runner sets ``MAX_DYNAMIC_SHARED_SIZE_BYTES`` and passes the bytes).
+* ``zq`` (ours, plain register-queue streaming only: ``sd='z'``, not with
+  ``smem``, ``ring``, ``prefetch`` or ``retime``): every column queue of
+  D >= 2 planes lives in dynamic shared memory instead of registers, a slab
+  of D x NT elements per queue (NT threads per block) of which thread
+  ``tid`` owns elements ``slot * NT + tid``, used as a circular buffer: one
+  running slot counter per distinct D (``zo<D>``, wrapped with a compare),
+  plane lo + t read at slot (counter + t) mod D, each step's new plane
+  loaded from global memory into the oldest slot, no shifting copies and no
+  barrier (no thread reads another's elements).  One-plane queues (in-plane
+  neighbours) stay in registers.  Why: Nsight Compute (docs/STENCILS.md,
+  issue 17) found hypterm's z-streamed kernel latency-bound at 8 warps per
+  SM with 254 registers, 108 of them its 6 arrays x 9 planes of queue
+  (54 doubles); in shared memory (110.6 KB for 256 threads) they should
+  let it fit 128 registers (16 warps per SM) without spills and without new
+  DRAM traffic (ptxas: 126 registers, no spills, with ``maxrreg=128``).
+  Why not with ``smem``: the staged arrays' queues are per in-plane
+  neighbour (a queue per column of the tile), which the ring buffers
+  (``ring``, ``dsmem``) already keep in shared memory once per tile point;
+  and mixing static tiles with dynamic queues would split the 227 KiB
+  between two rules.  Rule: the queues of every fission group fit
+  ``DSMEM_LIMIT`` and every group has one (``cuda_zq_doubles``); the
+  bytes per kernel are ``CudaKernelSpec.shared``, launched as for ``dsmem``.
 
 Arrays are padded (see ``apps.stencil.spec``), so no thread needs a bounds
 check: the legality rules make every tile divide the grid exactly.
@@ -59,6 +81,8 @@ Table 2c).
 
 from __future__ import annotations
 
+import functools
+import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -76,6 +100,7 @@ __all__ = [
     "cuda_retimable",
     "cuda_space_rules",
     "cuda_why_illegal",
+    "cuda_zq_doubles",
     "fission_groups",
     "generate_cuda",
 ]
@@ -111,10 +136,11 @@ CUDA_PARAMS: dict[str, list[Any]] = {
     "cse": [False, True],
     "ring": [False, True],
     "dsmem": [False, True],
+    "zq": [False, True],
 }
 
 #: parameters a configuration may leave out (added after configurations were stored): their default
-OPTIONAL_PARAMS: dict[str, Any] = {"dsmem": False}
+OPTIONAL_PARAMS: dict[str, Any] = {"dsmem": False, "zq": False}
 
 #: registers per SM (sm_80/sm_90): a -maxrregcount cap must let one block of the block size fit
 REGS_PER_SM = 65536
@@ -125,7 +151,7 @@ def cuda_baseline() -> dict[str, Any]:
     return {"bx": 32, "by": 4, "bz": 1, "sd": "none", "sb": 1, "uf": 1, "bmx": 1, "bmy": 1, "bmz": 1,
             "cmx": 1, "cmy": 1, "cmz": 1, "smem": False, "coef": "global", "prefetch": False, "retime": False,
             "minb": 1, "stcs": False, "maxrreg": 0, "fis": 1, "cse": False,
-            "ring": False, "dsmem": False}
+            "ring": False, "dsmem": False, "zq": False}
 
 
 def cuda_retimable(st: Stencil) -> bool:
@@ -169,6 +195,12 @@ def cuda_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
         return f"fis={c['fis']} kernels for {len(st.outputs)} output(s): use fis <= {len(st.outputs)}"
     if dsmem and not c["ring"]:
         return "dsmem (ring buffers in dynamic shared memory) needs ring"
+    zq = bool(c.get("zq", False))
+    if zq and c["sd"] != "z":
+        return "zq (the z-queues in dynamic shared memory) needs streaming (sd='z')"
+    if zq and (c["smem"] or c["ring"] or c["prefetch"] or c["retime"]):
+        return ("zq moves the column queues of the plain register-queue kernel: not with smem, ring, prefetch or "
+                "retime (for arrays read at in-plane neighbours use ring with dsmem)")
     if c["bmx"] * c["bmy"] * c["bmz"] * c["cmx"] * c["cmy"] * c["cmz"] > 8:
         return "merging factors multiply to more than 8 points per thread"
     if nx % (c["bx"] * c["bmx"] * c["cmx"]) or ny % (c["by"] * c["bmy"] * c["cmy"]):
@@ -194,6 +226,15 @@ def cuda_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
         limit = DSMEM_LIMIT if dsmem else SMEM_LIMIT
         if c["ring"] and _ring_bytes(st, c) > limit:
             return f"ring buffers need {_ring_bytes(st, c)} bytes of shared memory > {limit}"
+        if zq:
+            per = cuda_zq_doubles(st, c)
+            if min(per) == 0:
+                return (f"zq: kernel {per.index(0)} has no z-queue of two or more planes to move to shared memory; "
+                        "use zq=False")
+            need = max(per) * threads * st.itemsize
+            if need > DSMEM_LIMIT:
+                return (f"z-queues need {need} bytes of shared memory per block > {DSMEM_LIMIT}: use fewer threads, "
+                        "fewer merged points or fission (fis)")
     return None
 
 
@@ -212,7 +253,11 @@ def cuda_space_rules(st: Stencil) -> list[tuple[str, str]]:
              (f"fis <= {len(st.outputs)}", "fission kernels <= outputs"),
              ("not (retime and cse)", "cse not with retiming"),
              ("not ring or (sd == 'z' and smem and not prefetch and not retime)", "ring buffer: smem streaming"),
-             ("not dsmem or ring", "dynamic shared memory only for ring buffers")]
+             ("not dsmem or ring", "dynamic shared memory only for ring buffers"),
+             ("not zq or (sd == 'z' and not smem and not ring and not prefetch and not retime)",
+              "z-queues in shared memory: plain register-queue streaming"),
+             (f"not zq or bx * by * bz <= {_zq_rule_threads(st)}",
+              "z-queues fit dynamic shared memory, every kernel has one")]
     tile = f"(bx * bmx * cmx + {2 * st.halo[2]}) * (by * bmy * cmy + {2 * st.halo[1]})"
     for k in range(1, len(st.outputs) + 1):
         size = f"{tile} * {_ring_bytes_per_point(st, k)}"
@@ -405,14 +450,16 @@ class _Renderer:
 
 
 def _end_of_step(st: Stencil, keys: Iterable[tuple[str, int, int]], cols: Mapping[Any, Sequence[int]],
-                 qn: Mapping[Any, str], tiled: Iterable[str], pz: int) -> list[str]:
+                 qn: Mapping[Any, str], tiled: Iterable[str], pz: int, counters: Sequence[str] = ()) -> list[str]:
     """The end of one z step of a streamed kernel: shift each register queue by one
-    plane, advance the pointers and the shared tiles' offsets, close the loop.
+    plane, step the circular buffers' counters (``counters``: zq), advance the
+    pointers and the shared tiles' offsets, close the loop.
 
     Why one function: the register-queue and the ring-buffer kernels end their
     steps the same way, and a fix to one must reach the other.
     """
     lines = [f"    {qn[k]}_{t} = {qn[k]}_{t + 1};" for k in keys for t in range(cols[k][1] - cols[k][0])]
+    lines.extend(counters)
     lines.extend(_advance(st, pz))
     lines.extend(f"    t_{arr} += {pz};" for arr in sorted(tiled))
     lines.append("  }")
@@ -472,11 +519,7 @@ def _kernel(st: Stencil, c: Mapping[str, Any], name: str, params: list[str]) -> 
     tile_x = bx * c["bmx"] * c["cmx"]
     tile_y = by * c["bmy"] * c["cmy"]
     stream = c["sd"] == "z"
-    # merged points of one thread: (oz, oy, ox) offsets from its origin
-    pts = [(cz * bz * c["bmz"] + mz, cy * by * c["bmy"] + my, cx * bx * c["bmx"] + mx)
-           for cz in range(c["cmz"]) for mz in range(c["bmz"])
-           for cy in range(c["cmy"]) for my in range(c["bmy"])
-           for cx in range(c["cmx"]) for mx in range(c["bmx"])]
+    pts = _thread_points(c)  # merged points of one thread: (oz, oy, ox) offsets from its origin
 
     def coef_leaf(e: Coef) -> str:
         if c["coef"] == "literal":
@@ -548,13 +591,7 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
     ch = nz // c["sb"]
     staged = set(_staged_arrays(st)) if c["smem"] else set()
     # columns: (array, cy, cx) -> [lo, hi] of dz
-    cols: dict[tuple[str, int, int], list[int]] = {}
-    for (_, oy, ox) in pts:
-        for _, e in st.outputs:
-            for a in _accs(e):
-                k = (a.array, oy + a.dy, ox + a.dx)
-                r = cols.setdefault(k, [a.dz, a.dz])
-                r[0], r[1] = min(r[0], a.dz), max(r[1], a.dz)
+    cols = _queue_columns(st, pts)
     if staged:  # uniform range per staged array, so one tile per plane serves all its columns
         rng: dict[str, list[int]] = {}
         for (arr, _, _), (lo, hi) in cols.items():
@@ -581,7 +618,23 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
             L.append(f"  __shared__ {T} s_{arr}[{th * tw}];")
             L.append(f"  const {T} * __restrict__ t_{arr} = {arr} + tbase0;")
         L.append(f"  const int sme = (threadIdx.y * {c['bmy']} + {hy}) * {tw} + threadIdx.x * {c['bmx']} + {hx};")
+    # zq: the queues of two or more planes in dynamic shared memory, each a circular buffer of its planes
+    zoff = _zq_layout(st, c)[0] if c.get("zq", False) else {}
+    depths = sorted({cols[k][1] - cols[k][0] + 1 for k in zoff})
+    if zoff:
+        L.append("  extern __shared__ __align__(16) unsigned char dsm[];  // the z-queues (zq: dynamic, opt-in)")
+        L.append("  const int tid = threadIdx.y * blockDim.x + threadIdx.x;")
+        L.append(f"  {T} * const zq = reinterpret_cast<{T} *>(dsm) + tid;  // slot s of a queue at off: zq[off + s * {nt}]")
+        for d in depths:
+            L.append(f"  int zo{d} = 0;  // {nt} x the slot of plane lo of every {d}-plane queue")
+
+    def zslot(d: int, t: int) -> str:
+        """The element offset of plane lo + t of a d-plane queue in this step (slot (zo/NT + t) mod d)."""
+        return f"zo{d}" if t == 0 else f"zi{d}_{t}"
+
     for k in keys:
+        if k in zoff:
+            continue
         lo, hi = cols[k]
         L.append(f"  {T} {', '.join(f'{qn[k]}_{t}' for t in range(hi - lo + 1))};")
     n_el = -(-th * tw // nt)
@@ -604,6 +657,8 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
 
     def fill(k: tuple[str, int, int], slot: int, plane: int) -> str:
         arr, cy, cx = k
+        if k in zoff:  # the preload: plane lo + slot in slot ``slot`` (zo = 0)
+            return f"    zq[{zoff[k] + slot * nt}] = {_load(arr, plane * PZ + cy * PX + cx)};"
         if arr in staged:
             return f"    {qn[k]}_{slot} = s_{arr}[sme + {cy * tw + cx}];"
         return f"    {qn[k]}_{slot} = {_load(arr, plane * PZ + cy * PX + cx)};"
@@ -650,10 +705,22 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
             else:
                 L.extend(tile_load(arr, arr_hi[arr], "smem"))
         L.append("    __syncthreads();")
+    used = {(d, d - 1) for d in depths}  # the slots this step reads or writes (no unused variables)
+    for (_, oy, ox) in pts:
+        for _, e in st.outputs:
+            for a in _accs(e):
+                k = (a.array, oy + a.dy, ox + a.dx)
+                if k in zoff:
+                    used.add((cols[k][1] - cols[k][0] + 1, a.dz - cols[k][0]))
+    for d, t in sorted(used):
+        if t:
+            L.append(f"    const int {zslot(d, t)} = zo{d} < {(d - t) * nt} ? zo{d} + {t * nt} : zo{d} - {(d - t) * nt};")
     for k in keys:
         lo, hi = cols[k]
         last = hi - lo
-        if k[0] in staged:
+        if k in zoff:  # the new plane into the oldest slot
+            L.append(f"    zq[{zslot(last + 1, last)} + {zoff[k]}] = {_load(k[0], hi * PZ + k[1] * PX + k[2])};")
+        elif k[0] in staged:
             L.append(fill(k, last, 0))
         elif pf:
             L.append(f"    {qn[k]}_{last} = n_{qn[k]};")
@@ -674,6 +741,8 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
         def leaf(e: Expr, oy: int = oy, ox: int = ox) -> str:
             if isinstance(e, Access):
                 k = (e.array, oy + e.dy, ox + e.dx)
+                if k in zoff:
+                    return f"zq[{zslot(cols[k][1] - cols[k][0] + 1, e.dz - cols[k][0])} + {zoff[k]}]"
                 return f"{qn[k]}_{e.dz - cols[k][0]}"
             if isinstance(e, Line):
                 return line_leaf(e, "(zs + z)", oy, ox)
@@ -681,7 +750,8 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
         for o, e in st.outputs:
             items.append((lambda v, o=o, off=oy * PX + ox: _store(c, o, off, v), e, leaf))
     L.extend("    " + s for s in rend.statements(items))
-    L.extend(_end_of_step(st, keys, cols, qn, staged, PZ))
+    counters = [f"    zo{d} = zo{d} == {(d - 1) * nt} ? 0 : zo{d} + {nt};" for d in depths]
+    L.extend(_end_of_step(st, [k for k in keys if k not in zoff], cols, qn, staged, PZ, counters))
     return L
 
 
@@ -728,9 +798,164 @@ def cuda_dynamic_smem(st: Stencil, c: Mapping[str, Any]) -> tuple[int, ...]:
     the alignment adds at most DSMEM_ALIGN - 1 bytes per ring (none for
     doubles: a streaming tile of >= 32 threads has an even number of points).
     """
+    if c.get("zq", False):
+        return tuple(_zq_layout(_sub_stencil(st, g), c)[1] for g in fission_groups(st, c["fis"]))
     if not (c.get("dsmem", False) and c["ring"]):
         return ()
     return tuple(_dsmem_layout(_sub_stencil(st, g), c)[1] for g in fission_groups(st, c["fis"]))
+
+
+def _thread_points(c: Mapping[str, Any]) -> list[tuple[int, int, int]]:
+    """The merged points of one thread: (oz, oy, ox) offsets from its origin (block and cyclic merging)."""
+    bx, by, bz = c["bx"], c["by"], c["bz"]
+    return [(cz * bz * c["bmz"] + mz, cy * by * c["bmy"] + my, cx * bx * c["bmx"] + mx)
+            for cz in range(c["cmz"]) for mz in range(c["bmz"])
+            for cy in range(c["cmy"]) for my in range(c["bmy"])
+            for cx in range(c["cmx"]) for mx in range(c["bmx"])]
+
+
+def _queue_columns(st: Stencil, pts: Sequence[tuple[int, int, int]]) -> dict[tuple[str, int, int], list[int]]:
+    """The columns a streamed thread reads: (array, cy, cx) -> [lowest, highest] z-offset, over its points.
+
+    One queue per column, shared by the thread's points (a column another
+    merged point reads is loaded once): the register queues of
+    ``_streaming_body`` and, with ``zq``, the shared-memory ones.
+    """
+    return _shifted_columns(_point_columns(st), pts)
+
+
+def _point_columns(st: Stencil) -> dict[tuple[str, int, int], tuple[int, int]]:
+    """The columns one point reads: (array, dy, dx) -> (lowest, highest) dz."""
+    cols: dict[tuple[str, int, int], tuple[int, int]] = {}
+    for _, e in st.outputs:
+        for a in _accs(e):
+            k = (a.array, a.dy, a.dx)
+            lo, hi = cols.get(k, (a.dz, a.dz))
+            cols[k] = (min(lo, a.dz), max(hi, a.dz))
+    return cols
+
+
+def _shifted_columns(base: Mapping[tuple[str, int, int], tuple[int, int]],
+                     pts: Sequence[tuple[int, int, int]]) -> dict[tuple[str, int, int], list[int]]:
+    """The union of ``base`` (one point's columns) shifted to every point of ``pts``, ranges merged."""
+    cols: dict[tuple[str, int, int], list[int]] = {}
+    for (_, oy, ox) in pts:
+        for (arr, dy, dx), (lo, hi) in base.items():
+            k = (arr, oy + dy, ox + dx)
+            r = cols.get(k)
+            if r is None:
+                cols[k] = [lo, hi]
+            else:
+                r[0], r[1] = min(r[0], lo), max(r[1], hi)
+    return cols
+
+
+def _zq_elements(bases: Sequence[Mapping[tuple[str, int, int], tuple[int, int]]],
+                 pts: Sequence[tuple[int, int, int]]) -> tuple[int, ...]:
+    """Per kernel (one ``_point_columns`` each): elements per thread in queues of two or more planes."""
+    return tuple(sum(hi - lo + 1 for lo, hi in _shifted_columns(b, pts).values() if hi > lo) for b in bases)
+
+
+def _zq_layout(st: Stencil, c: Mapping[str, Any]) -> tuple[dict[tuple[str, int, int], int], int]:
+    """``zq``: element offset of each z-queue's slab in the dynamic shared array, and the bytes per block.
+
+    ``st``: one kernel's (sub-)stencil.  Every column queue of D >= 2 planes
+    gets D x NT elements (NT threads per block; plane slot s of thread tid at
+    ``s * NT + tid``), in key order; D x NT x itemsize is a multiple of 16
+    bytes for NT >= 32, so every slab starts 16-byte aligned.  Queues of one
+    plane (in-plane neighbours) stay in registers and take no slab.
+    """
+    nt = c["bx"] * c["by"] * c["bz"]
+    cols = _queue_columns(st, _thread_points(c))
+    offsets, at = {}, 0
+    for k in sorted(cols):
+        lo, hi = cols[k]
+        if hi > lo:
+            offsets[k] = at
+            at += (hi - lo + 1) * nt
+    return offsets, at * st.itemsize
+
+
+def cuda_zq_doubles(st: Stencil, c: Mapping[str, Any]) -> tuple[int, ...]:
+    """Per kernel of ``c`` (launch order): the elements one thread keeps in z-queues of two or more planes.
+
+    With ``zq`` a kernel's dynamic shared memory is this x threads x itemsize.
+    """
+    bases = [_point_columns(_sub_stencil(st, g)) for g in fission_groups(st, c["fis"])]
+    return _zq_elements(bases, _thread_points(c))
+
+
+def _pow2_above(n: int) -> int:
+    p = 1
+    while p <= n:
+        p *= 2
+    return p
+
+
+@functools.lru_cache(maxsize=64)
+def _zq_rule_threads(st: Stencil) -> str:
+    """The space's expression of the most threads per block whose z-queues fit ``DSMEM_LIMIT`` (``zq``).
+
+    Block sizes are powers of two, so the rule ``bx * by * bz <= T`` with T
+    the largest power of two (at most 1024) with ``T x max(cuda_zq_doubles) x
+    itemsize <= DSMEM_LIMIT`` is exact; T = 0 where a kernel has no queue of
+    two planes (zq would change nothing there).  Why a decision tree: the
+    space's rules are expressions (no tables), and the queue elements per
+    thread depend on fis and the four merge factors and, with cyclic merging,
+    on the distance between a thread's points (``bx * bmx``), which decides
+    whether two points share columns.  Past ``2 hx + 3`` the points' columns
+    are disjoint and the count no longer changes, so ``min(bx * bmx, SX)`` (SX
+    the next power of two) is exact.  With powers of two as leaves (7 values)
+    the tree collapses to a few dozen branches, which keeps the space's
+    enumeration as fast as without zq.  Cached per stencil (``cuda_space`` is
+    built often).
+    """
+    hy, hx = st.halo[1], st.halo[2]
+    sx, sy = _pow2_above(2 * hx + 3), _pow2_above(2 * hy + 3)
+    most = DSMEM_LIMIT // st.itemsize
+    merges = [m for m in itertools.product((1, 2, 4), repeat=4) if m[0] * m[1] * m[2] * m[3] <= 8]
+    table: dict[tuple[int, ...], int] = {}
+    for fis in range(1, len(st.outputs) + 1):
+        bases = [_point_columns(_sub_stencil(st, g)) for g in fission_groups(st, fis)]
+        for bmx, bmy, cmx, cmy in merges:
+            xs = [1 << i for i in range(sx.bit_length()) if bmx <= 1 << i]  # bx * bmx: bmx .. sx
+            ys = [1 << i for i in range(sy.bit_length()) if bmy <= 1 << i]
+            for ax in (xs if cmx > 1 else [sx]):      # the distance matters only between cyclic points
+                for ay in (ys if cmy > 1 else [sy]):
+                    c = {"bx": ax // bmx, "by": ay // bmy, "bz": 1, "bmx": bmx, "bmy": bmy, "bmz": 1,
+                         "cmx": cmx, "cmy": cmy, "cmz": 1}
+                    per = _zq_elements(bases, _thread_points(c))
+                    t = 0
+                    if min(per) > 0:
+                        t = 1024
+                        while t and t * max(per) > most:
+                            t //= 2
+                    for vx in (xs if cmx == 1 else [ax]):
+                        for vy in (ys if cmy == 1 else [ay]):
+                            table[(fis, bmx * bmy * cmx * cmy, bmx, bmy, cmx, cmy, vx, vy)] = t
+    names = ["fis", "bmx * bmy * cmx * cmy", "bmx", "bmy", "cmx", "cmy", f"min(bx * bmx, {sx})",
+             f"min(by * bmy, {sy})"]
+
+    def tree(rows: dict[tuple[int, ...], int], order: Sequence[int]) -> str:
+        vals = set(rows.values())
+        if len(vals) == 1:
+            return str(vals.pop())
+        at = next(i for i in order if len({k[i] for k in rows}) > 1)
+        subs: dict[str, list[int]] = {}  # values of the split variable with the same subtree share a branch
+        for v in sorted({k[at] for k in rows}):
+            subs.setdefault(tree({k: q for k, q in rows.items() if k[at] == v}, order), []).append(v)
+        parts = sorted(subs.items(), key=lambda p: len(p[1]))
+        out = parts[-1][0]  # the most values take the else branch (values the space never gives do too)
+        for sub, vs in reversed(parts[:-1]):
+            test = f"{names[at]} == {vs[0]}" if len(vs) == 1 else f"{names[at]} in ({', '.join(map(str, vs))})"
+            out = f"({sub} if {test} else {out})"
+        return out
+
+    # the shortest of a few variable orders: the points per thread first (what most stencils depend on
+    # alone), the merge factors before the strides they qualify
+    orders = [(1, 0, 2, 3, 4, 5, 6, 7), (0, 1, 2, 3, 4, 5, 6, 7), (1, 0, 4, 5, 2, 3, 6, 7), (1, 4, 5, 0, 2, 3, 6, 7),
+              (1, 5, 4, 3, 2, 0, 7, 6), (4, 5, 1, 0, 2, 3, 6, 7)]
+    return min((tree(table, o) for o in orders), key=len)
 
 
 def _ring_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int, int]], coef_leaf: Any,

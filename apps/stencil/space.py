@@ -55,7 +55,7 @@ def cuda_space(st: Stencil) -> SearchSpace:
         s.require("not retime or (not smem and not prefetch)", name="retiming alone")
     else:
         s.require("not retime", name="retiming needs single-plane terms")
-    for expr, name in cuda_gen.cuda_space_rules(st):  # register control, fission, cse, rings, dsmem (issue 17)
+    for expr, name in cuda_gen.cuda_space_rules(st):  # register control, fission, cse, rings, dsmem, zq (issue 17)
         s.require(expr, name=name)
     return s
 

@@ -43,10 +43,20 @@ CUDA_OPTS: dict[str, dict[str, Any]] = {
     "ring_dsmem_wide": {"sd": "z", "sb": 2, "uf": 2, "smem": True, "ring": True, "dsmem": True, "bx": 32, "by": 4},
     "ring_dsmem_fission": {"fis": 3, "sd": "z", "sb": 2, "smem": True, "ring": True, "dsmem": True, "bx": 16,
                            "by": 4, "bmx": 2, "cse": True},
+    # the column z-queues in dynamic shared memory (zq): circular buffers, one slot per plane, per thread
+    "zq": {"sd": "z", "sb": 2, "uf": 2, "zq": True, "bx": 32, "by": 4},
+    # cyclic merging in y at distance 2 (< 2 hy): two points share columns, so their queues merge
+    "zq_merge": {"sd": "z", "sb": 2, "zq": True, "bx": 16, "by": 2, "bmx": 2, "cmy": 2, "coef": "constant",
+                 "stcs": True},
+    "zq_fission": {"fis": 3, "sd": "z", "sb": 2, "zq": True, "bx": 32, "by": 2, "cse": True, "maxrreg": 128},
+    "zq_cyclic_unroll": {"sd": "z", "sb": 4, "uf": 4, "zq": True, "bx": 8, "by": 4, "cmx": 2, "coef": "literal",
+                         "minb": 4},
 }
 
 #: the option sets with the rings in dynamic shared memory
 DSMEM_OPTS = ("ring_dsmem", "ring_dsmem_wide", "ring_dsmem_fission")
+#: the option sets with the z-queues in dynamic shared memory
+ZQ_OPTS = ("zq", "zq_merge", "zq_fission", "zq_cyclic_unroll")
 
 OPENCL_OPTS: dict[str, dict[str, Any]] = {
     "baseline": {},
@@ -69,17 +79,23 @@ def cuda_config(name: str) -> dict[str, Any]:
 def cuda_case_applies(opt: str, st: Any) -> bool:
     """Whether option set ``opt`` exists for stencil ``st``: retiming needs single-plane terms,
     fission into k kernels needs at least k outputs, ring buffers must fit in 48 KiB of shared memory
-    (static) or in DSMEM_LIMIT (``dsmem``: dynamic, with opt-in)."""
+    (static) or in DSMEM_LIMIT (``dsmem``: dynamic, with opt-in), and so must the z-queues (``zq``)."""
     from apps.stencil.cuda_gen import (
         DSMEM_LIMIT,
         SMEM_LIMIT,
         _ring_bytes,
         cuda_retimable,
+        cuda_zq_doubles,
     )
 
     c = cuda_config(opt)
     if c["retime"] and not cuda_retimable(st):
         return False
+    if c["zq"]:
+        if c["fis"] > len(st.outputs):
+            return False
+        per = cuda_zq_doubles(st, c)
+        return min(per) > 0 and max(per) * c["bx"] * c["by"] * st.itemsize <= DSMEM_LIMIT
     limit = DSMEM_LIMIT if c["dsmem"] else SMEM_LIMIT
     if c["ring"] and (c["fis"] > len(st.outputs) or _ring_bytes(st, c) > limit):
         return False

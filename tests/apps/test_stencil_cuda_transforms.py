@@ -78,9 +78,12 @@ def test_space_counts_with_the_new_parameters() -> None:
     for k in range(1, 6):
         for ring, acc in ((False, per_fis), (True, per_fis_ring)):
             s = cuda_space(hyp)
-            s.require(f"fis == {k} and ring == {ring}", name="fixed fission")
+            s.require(f"fis == {k} and ring == {ring} and not zq", name="fixed fission")  # zq: queue sizes
             acc.append(s.count_valid(10**9))
-    assert total is not None and total == sum(per_fis) + sum(per_fis_ring) and len(set(per_fis)) == 1
+    s = cuda_space(hyp)
+    s.require("zq", name="z-queues in shared memory (their size depends on the groups)")
+    with_zq = s.count_valid(10**9)
+    assert total is not None and total == sum(per_fis) + sum(per_fis_ring) + with_zq and len(set(per_fis)) == 1
     assert per_fis_ring[0] <= per_fis_ring[-1]  # one kernel per output needs the smallest rings
     s = cuda_space(hyp)
     s.require("ring and not smem", name="ring without smem")

@@ -1,0 +1,356 @@
+"""``zq``: the column z-queues of the register-queue kernel in dynamic shared memory (issue 17, Nsight Compute).
+
+Here, without a GPU: the rules (the generator's and the space's, the
+latter's decision tree checked against the generator's count over every
+merge pattern), the space counts (``zq`` adds configurations only to plain
+register-queue streaming, none elsewhere), the sources of existing
+configurations unchanged, the layout (one dynamic array, no barriers, no
+``%``, only one-plane queues left in registers), the kernels compiled with
+nvcc (ptxas: no static shared memory) and run on the CPU emulator against
+NumPy, and the runner's launch path through ``CudaBackend.run`` with a
+stand-in driver.  On a GPU (marker ``cuda``): every zq option set matches
+NumPy on 32^3 for all eight stencils, the same cases as
+``test_stencil_cuda.py``'s parametrised test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+from unittest import mock
+
+import numpy as np
+import pytest
+
+from apps.stencil.cstuner import CSTUNER_STENCILS, cstuner_stencil
+from apps.stencil.cuda_gen import (
+    DSMEM_LIMIT,
+    _zq_rule_threads,
+    cuda_baseline,
+    cuda_why_illegal,
+    cuda_zq_doubles,
+    generate_cuda,
+)
+from apps.stencil.space import cuda_space
+from measurement.cuda import compile_cuda, nvcc_available
+from tests.apps.stencil_cases import (
+    CUDA_OPTS,
+    ZQ_OPTS,
+    cuda_case_applies,
+    cuda_config,
+    static_dsmem,
+)
+from tests.apps.test_stencil_cuda_dsmem import fake_gpu  # noqa: F401 - the stand-in driver fixture
+
+needs_nvcc = pytest.mark.skipif(not nvcc_available(), reason="nvcc not installed")
+ZQ = {"sd": "z", "sb": 2, "zq": True}
+
+
+def _cases() -> list[tuple[str, str]]:
+    return [(n, o) for n in CSTUNER_STENCILS for o in ZQ_OPTS if cuda_case_applies(o, cstuner_stencil(n, 32))]
+
+
+# ---- rules and space ---------------------------------------------------------------------------------------
+def test_zq_needs_plain_register_queue_streaming_and_fits_the_opt_in_maximum() -> None:
+    st = cstuner_stencil("hypterm", 64)
+    b = cuda_baseline()
+    bad = {"needs streaming": {**b, "zq": True},
+           "not with smem": {**b, **ZQ, "smem": True},
+           "not with smem, ring": {**b, **ZQ, "smem": True, "ring": True},
+           "prefetch": {**b, **ZQ, "prefetch": True},
+           "retime": {**b, **ZQ, "retime": True}}
+    for why, c in bad.items():
+        assert why in str(cuda_why_illegal(st, c)), (why, cuda_why_illegal(st, c))
+        assert not cuda_space(st).is_valid(c)
+        with pytest.raises(ValueError, match="illegal"):
+            generate_cuda(st, c)
+    ok = {**b, **ZQ, "bx": 32, "by": 8}  # 54 elements x 256 threads x 8 B = 110,592 B
+    assert cuda_why_illegal(st, ok) is None and cuda_space(st).is_valid(ok)
+    assert generate_cuda(st, ok).shared == (110_592,)
+    big = {**ok, "by": 32}  # 1024 threads: 442,368 B
+    assert "442368 bytes of shared memory per block > 232448" in str(cuda_why_illegal(st, big))
+    assert "fission" in str(cuda_why_illegal(st, big)) and not cuda_space(st).is_valid(big)
+    assert cuda_why_illegal(st, {**big, "fis": 3}) is not None  # 36 x 1024 x 8 = 294,912 B: still too much
+    assert cuda_why_illegal(st, {**big, "fis": 5}) is None  # 27 x 1024 x 8 = 221,184 B
+    assert generate_cuda(st, {**big, "fis": 5}).shared == tuple(q * 1024 * 8 for q in (9, 18, 18, 27, 27))
+
+
+def test_a_configuration_without_the_zq_key_is_the_same_as_zq_off() -> None:
+    st = cstuner_stencil("hypterm", 32)
+    c = cuda_config("stream")
+    old = {k: v for k, v in c.items() if k not in ("zq", "dsmem")}
+    assert cuda_why_illegal(st, old) is None and cuda_space(st).is_valid({**old, "dsmem": False, "zq": False})
+    assert generate_cuda(st, old) == generate_cuda(st, c)
+    assert "zq" not in generate_cuda(st, c).source.split("\n")[0]
+    assert "'zq': True" in generate_cuda(st, cuda_config("zq")).source.split("\n")[0]
+
+
+#: sha256[:16] of sources generated before ``zq`` existed (commit 5d8c2b6), configurations without the key
+BEFORE = {("j3d27pt", "stream_merge"): "94caae5d66aaf6b4", ("hypterm", "stream"): "956bdc6b72dd9e55",
+          ("rhs4center", "cse_stream"): "2f48d0c62c2cf4dc", ("addsgd6", "fission_3_stream"): "c5844849c4824837",
+          ("hypterm", "maxrreg_stream"): "3399d8ea41b56c0c", ("j3d7pt", "stream_stcs"): "512a4b161134ccc3",
+          ("cheby", "prefetch"): "69c11084a4f45318", ("helmholtz", "cse_smem"): "668d422bb0a1526e",
+          ("rhs4center", "ring_dsmem_wide"): "16daae5338cadc12"}
+
+
+@pytest.mark.parametrize("with_key", [False, True])
+def test_existing_configurations_generate_byte_identical_sources(with_key: bool) -> None:
+    for (name, opt), digest in BEFORE.items():
+        c = cuda_config(opt)
+        if not with_key:
+            del c["zq"]
+        k = generate_cuda(cstuner_stencil(name, 32), c)
+        assert hashlib.sha256(k.source.encode()).hexdigest()[:16] == digest, (name, opt)
+        assert "zq" not in k.source
+
+
+#: cuda_space(st).count_valid() at 64^3 before ``zq`` existed (commit 5d8c2b6, with ``dsmem``)
+COUNTS_BEFORE = {"j3d7pt": 14_060_604, "hypterm": 48_237_372, "rhs4center": 30_870_204}
+
+
+def _count(st: Any, expr: str) -> int:
+    s = cuda_space(st)
+    s.require(expr, name="fixed")
+    n = s.count_valid(10**9)
+    assert n is not None
+    return n
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if n != "j3d7pt" else [])
+                                  for n in COUNTS_BEFORE])
+def test_space_counts_are_unchanged_without_zq_and_grow_only_by_plain_streaming(name: str) -> None:
+    st = cstuner_stencil(name, 64)
+    assert _count(st, "not zq") == COUNTS_BEFORE[name]
+    assert _count(st, "zq and (sd == 'none' or smem or ring or prefetch or retime or dsmem)") == 0
+    with_zq = _count(st, "zq")
+    assert with_zq > 0 and cuda_space(st).count_valid(10**9) == COUNTS_BEFORE[name] + with_zq
+    plain = _count(st, "not zq and sd == 'z' and not smem and not ring and not prefetch and not retime")
+    if name == "j3d7pt":  # 3 elements per point, at most 8 points x 1024 threads x 3 x 8 B = 196,608 B: all fit
+        assert with_zq == plain
+    else:  # hypterm: 54 per point, rhs4center: 105 (one kernel), so large blocks of merged points do not fit
+        assert 0 < with_zq < plain
+
+
+def test_space_samples_zq_configurations_that_generate() -> None:
+    st = cstuner_stencil("hypterm", 320)
+    s = cuda_space(st)
+    s.require("zq", name="z-queues in shared memory only")
+    got = s.sample(np.random.default_rng(5), 40)
+    assert got and all(cuda_why_illegal(st, c) is None for c in got)
+    for c in got[:5]:
+        k = generate_cuda(st, c)
+        assert 0 < k.dynamic_smem <= DSMEM_LIMIT and len(k.shared) == c["fis"]
+
+
+def _rule_agrees(name: str) -> None:
+    """The space's bound on the threads per block (``_zq_rule_threads``) says exactly which block shapes'
+    z-queues fit, by the generator's count, on every merge pattern and block shape (random points rarely
+    reach cyclic merging with small strides, where neighbouring points share columns)."""
+    st = cstuner_stencil(name, 64)
+    most = compile(_zq_rule_threads(st), "<zq rule>", "eval")
+    pow2 = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+    merges = [m for m in itertools.product((1, 2, 4), repeat=4) if np.prod(m) <= 8]
+    n = fits = 0
+    for fis in range(1, len(st.outputs) + 1):
+        for (bmx, bmy, cmx, cmy), bx, by in itertools.product(merges, pow2, pow2):
+            if not 32 <= bx * by <= 1024:
+                continue
+            c = {"bx": bx, "by": by, "bz": 1, "bmx": bmx, "bmy": bmy, "bmz": 1, "cmx": cmx, "cmy": cmy, "cmz": 1,
+                 "fis": fis}
+            per = cuda_zq_doubles(st, c)
+            ok = min(per) > 0 and max(per) * bx * by * st.itemsize <= DSMEM_LIMIT
+            assert (bx * by <= eval(most, {"min": min}, c)) == ok, (name, c, per)  # noqa: S307 - our own rule
+            n += 1
+            fits += ok
+    assert n > 1000 and 0 < fits
+
+
+@pytest.mark.parametrize("name", ["j3d27pt"])  # its count depends on the strides (rhs4center too: slow)
+def test_space_rule_counts_the_queue_elements_exactly(name: str) -> None:
+    _rule_agrees(name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", CSTUNER_STENCILS)
+def test_space_rule_counts_the_queue_elements_exactly_for_every_stencil(name: str) -> None:
+    _rule_agrees(name)
+
+
+def test_zq_rules_match_the_space_on_random_points_near_zq() -> None:
+    """Random legal points with zq switched on, then one parameter changed: generator == space."""
+    for name in ("hypterm", "rhs4center", "j3d27pt"):
+        st = cstuner_stencil(name, 64)
+        space = cuda_space(st)
+        rng = np.random.default_rng(11)
+        from apps.stencil.cuda_gen import CUDA_PARAMS
+
+        legal = 0
+        for c in space.sample(rng, 60):
+            c = {**c, "zq": True}
+            k = list(CUDA_PARAMS)[rng.integers(len(CUDA_PARAMS))]
+            for p in (c, {**c, k: CUDA_PARAMS[k][rng.integers(len(CUDA_PARAMS[k]))]}):
+                ok = cuda_why_illegal(st, p) is None
+                legal += ok
+                assert ok == space.is_valid(p), (name, p, cuda_why_illegal(st, p))
+        assert legal > 10
+
+
+def test_layout_one_dynamic_array_no_barrier_only_one_plane_queues_in_registers() -> None:
+    st = cstuner_stencil("hypterm", 32)
+    k = generate_cuda(st, cuda_config("zq_fission"))
+    per = cuda_zq_doubles(st, cuda_config("zq_fission"))
+    assert k.shared == tuple(q * 32 * 2 * 8 for q in per) and len(k.shared) == len(k.kernels) == 3
+    for body in k.source.split('extern "C"')[1:]:
+        assert body.count("extern __shared__ __align__(16) unsigned char dsm[];") == 1
+        assert "__shared__ double" not in body and "__syncthreads" not in body and "%" not in body
+        assert not re.search(r"\bq\d+_1\b", body)  # every register queue left holds one plane
+        offs = sorted({int(x) for x in re.findall(r"zq\[\w+ \+ (\d+)\]", body)})
+        assert offs and offs[0] == 0 and all(o % 64 == 0 for o in offs)  # slabs of D x 64 elements, in order
+    # hypterm's one kernel: 6 arrays x 9 planes, as Nsight's reading counted (54 doubles per thread)
+    assert cuda_zq_doubles(cstuner_stencil("hypterm", 320), {**cuda_baseline(), **ZQ}) == (54,)
+
+
+def test_cyclic_points_that_share_columns_share_their_queues() -> None:
+    st = cstuner_stencil("j3d27pt", 32)  # 27 elements per point, 3x3 columns of 3 planes
+    c = cuda_config("zq_merge")  # bmx=2, cmy=2 two rows apart: columns x -1..2 by y -1..3, 20 of 3 planes
+    assert cuda_zq_doubles(st, c) == (60,) < (4 * 27,)
+    far = {**c, "by": 8}  # the cyclic points 8 rows apart: two disjoint sets of 4 x 3 columns
+    assert cuda_zq_doubles(st, far) == (2 * 36,)
+
+
+# ---- compile (nvcc) and run on the CPU emulator --------------------------------------------------------
+def _compile(name: str, opt: str, n: int = 32) -> Any:
+    k = generate_cuda(cstuner_stencil(name, n), cuda_config(opt))
+    return compile_cuda(k.source, arch="sm_90", options=k.options)
+
+
+@needs_nvcc
+def test_zq_compiles_for_hypterm_and_j3d27pt_without_static_shared_memory() -> None:
+    cases = [("hypterm", "zq"), ("j3d27pt", "zq_merge")]
+    with ThreadPoolExecutor(2) as pool:
+        builds = list(pool.map(lambda c: _compile(*c), cases))
+    for bd in builds:
+        assert bd.cubin[:4] == b"\x7fELF" and bd.smem_bytes == 0
+        assert "warning" not in bd.log.lower()  # e.g. no unused slot index
+
+
+@needs_nvcc
+def test_zq_lets_hypterm_fit_128_registers_without_spills() -> None:
+    """The point of zq (ptxas, sm_90, 320^3, 32x4, z-streamed sb=8): under a 128-register cap the
+    register-queue kernel spills 672 bytes; with the queues in shared memory it does not spill."""
+    st = cstuner_stencil("hypterm", 320)
+    c = {**cuda_baseline(), "sd": "z", "sb": 8, "bx": 32, "by": 4, "maxrreg": 128}
+    with ThreadPoolExecutor(2) as pool:
+        builds = list(pool.map(lambda z: compile_cuda(generate_cuda(st, {**c, "zq": z}).source, arch="sm_90",
+                                                      options=generate_cuda(st, {**c, "zq": z}).options),
+                               (False, True)))
+    regs, zq = builds
+    assert regs.spill_stores > 0
+    assert zq.registers is not None and zq.registers <= 128 and zq.spill_stores == 0 and zq.spill_loads == 0
+
+
+@needs_nvcc
+@pytest.mark.slow
+@pytest.mark.parametrize("name", CSTUNER_STENCILS)
+def test_zq_compiles_for_every_stencil(name: str) -> None:
+    opts = [o for o in ZQ_OPTS if cuda_case_applies(o, cstuner_stencil(name, 32))]
+    assert len(opts) >= 3
+    with ThreadPoolExecutor(2) as pool:
+        builds = list(pool.map(lambda o: _compile(name, o), opts))
+    assert all(bd.cubin[:4] == b"\x7fELF" and bd.smem_bytes == 0 for bd in builds)
+
+
+def _cpu_check(name: str, opt: str) -> None:
+    from tests.apps import cuda_on_cpu
+
+    if not cuda_on_cpu.gxx_available():
+        pytest.skip("g++ not installed")
+    st = cstuner_stencil(name, 32)
+    data = st.make_data(0)
+    ref = st.reference(data)
+    with mock.patch.object(cuda_on_cpu, "generate_cuda", lambda s, c: static_dsmem(generate_cuda(s, c))):
+        out = cuda_on_cpu.run_on_cpu(st, cuda_config(opt), data)
+    for o, r in ref.items():
+        assert np.max(np.abs(out[o] - r)) <= 1e-10 * np.max(np.abs(r)), (name, opt, o)
+
+
+@pytest.mark.parametrize("name,opt", [("j3d27pt", "zq_merge"), ("hypterm", "zq_cyclic_unroll")])
+def test_zq_matches_numpy_on_the_cpu(name: str, opt: str) -> None:
+    _cpu_check(name, opt)
+
+
+def test_a_wrong_circular_buffer_is_caught_on_the_cpu() -> None:
+    """The emulator check is not vacuous: wrapping the slot counter to the wrong slot gives wrong output."""
+    from dataclasses import replace
+
+    from tests.apps import cuda_on_cpu
+
+    if not cuda_on_cpu.gxx_available():
+        pytest.skip("g++ not installed")
+    st = cstuner_stencil("j3d7pt", 32)
+    data = st.make_data(0)
+
+    def wrong(s: Any, c: Any) -> Any:
+        k = static_dsmem(generate_cuda(s, c))
+        src = re.sub(r"(zo\d+) == (\d+) \? 0 :", r"\1 == \2 ? 128 :", k.source)
+        assert src != k.source
+        return replace(k, source=src)
+
+    with mock.patch.object(cuda_on_cpu, "generate_cuda", wrong):
+        out = cuda_on_cpu.run_on_cpu(st, cuda_config("zq"), data)
+    assert not np.allclose(out["out"], st.reference(data)["out"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,opt", _cases())
+def test_every_zq_kernel_matches_numpy_on_the_cpu(name: str, opt: str) -> None:
+    _cpu_check(name, opt)
+
+
+def test_zq_cases_are_in_the_shared_cases_for_every_stencil() -> None:
+    assert set(ZQ_OPTS) <= set(CUDA_OPTS)
+    for name in CSTUNER_STENCILS:
+        assert {"zq", "zq_merge", "zq_cyclic_unroll"} <= {o for n, o in _cases() if n == name}
+
+
+# ---- the runner's launch path, through CudaBackend.run with a stand-in driver ---------------------------
+def test_runner_opts_in_and_passes_each_zq_kernels_dynamic_shared_memory(fake_gpu: Any) -> None:  # noqa: F811
+    from apps.stencil.runner import CudaStencilRunner
+    from measurement.cuda import CudaBuild
+
+    be, drv = fake_gpu
+    st = cstuner_stencil("hypterm", 32)
+    runner = CudaStencilRunner(st, be, repeats=2, warmup=1)
+    k = generate_cuda(st, cuda_config("zq_fission"))
+    res = runner.measure((k, CudaBuild(b"\x7fELF", "sm_90")))
+    sizes = dict(zip(k.kernels, k.shared))
+    assert set(drv.attributes) == {(n, "MAX_DYNAMIC_SHARED_SIZE_BYTES", b) for n, b in sizes.items()}
+    assert drv.launches == [(n, sizes[n]) for n in k.kernels] * 3
+    assert res.metrics["dynamic_smem_bytes"] == max(k.shared)
+
+
+# ---- on the GPU ----------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def gpu_runners():  # type: ignore[no-untyped-def]
+    from apps.stencil.runner import CudaStencilRunner
+
+    try:
+        from measurement.cuda import CudaBackend
+
+        backend = CudaBackend(0)
+    except Exception as exc:  # noqa: BLE001 - no PyCUDA or no GPU: skip
+        pytest.skip(f"no CUDA GPU usable here ({exc})")
+    return {n: CudaStencilRunner(cstuner_stencil(n, 32), backend, repeats=1, warmup=0) for n in CSTUNER_STENCILS}
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name,opt", _cases())
+def test_zq_kernels_match_numpy_on_the_gpu(name: str, opt: str, gpu_runners) -> None:  # type: ignore[no-untyped-def]
+    runner = gpu_runners[name]
+    res = runner(cuda_config(opt))
+    assert res.state == "OK", res.reason
+    assert res.metrics["dynamic_smem_bytes"] > 0
+    assert res.metrics["max_abs_error"] <= 1e-9 * max(1.0, runner.ref[runner.st.outputs[0][0]].max())
