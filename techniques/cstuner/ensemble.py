@@ -113,7 +113,7 @@ class RankWindow:
 
 
 #: the CsTuner arm's options that differ from CsTuner's defaults (docs/CSTUNER.md, difference 16)
-ARM_OPTIONS: dict[str, Any] = {"budget_share": False}
+ARM_OPTIONS: dict[str, Any] = {"budget_share": False, "approximate_stop": "distinct"}
 
 
 class CsTunerEnsemble(AUCBandit):
@@ -121,7 +121,9 @@ class CsTunerEnsemble(AUCBandit):
 
     ``cstuner`` passes options to the CsTuner arm (e.g. ``{"samples": 64}``)
     over the preset's own (``ARM_OPTIONS``: the arm keeps ``budget_share``
-    off, the 2026-11-26 screen did not adopt it for the preset);
+    off, the 2026-11-26 screen did not adopt it for the preset, and the
+    approximate stop as it was, ``approximate_stop="distinct"``: session 16c
+    adopted the population stop for CsTuner alone, not screened in the preset);
     ``window`` and ``c`` are the bandit's; ``startup`` (on) lets csTuner
     collect its performance dataset first, uncredited, before the bandit
     compares the arms (:mod:`techniques.bandit`); ``follow_incumbent``

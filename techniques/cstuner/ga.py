@@ -54,6 +54,7 @@ class GenerationalGA:
         max_tries: int = 50,
         seeds: Iterable[Genome] = (),
         encoding: str = "integer",
+        clones: bool = False,
     ) -> None:
         if population < 2:
             raise ValueError(f"population={population} must be >= 2")
@@ -71,6 +72,12 @@ class GenerationalGA:
         self.elite = elite
         self.max_tries = max_tries
         self.generation = 0
+        # clones=True: DEAP's generational GA (csTuner's approximate stopping on the population):
+        # a child may repeat a parent or a measured genome (a known one costs no measurement),
+        # the population may hold copies, parents are drawn from it with their multiplicity, and
+        # the fitness values of each completed generation are kept in ``completed``.
+        self.clones = clones
+        self.completed: dict[int, list[float]] = {}
         self.fitness: dict[Genome, float] = {}
         self.immigrants: list[Genome] = []
         self._proposed: set[Genome] = set()
@@ -167,6 +174,9 @@ class GenerationalGA:
 
     def advance(self) -> None:
         """Breed the next generation from the current one plus immigrants."""
+        if self.clones:
+            self._advance_with_clones()
+            return
         pool = list(dict.fromkeys(self.population + self.immigrants))
         values = [self.fitness.get(g, float("inf")) for g in pool]
         ranked = [g for _, g in sorted(zip(values, pool), key=lambda vg: vg[0])]
@@ -199,5 +209,38 @@ class GenerationalGA:
                 tries += 1
                 if tries > self.size * self.max_tries * 2:
                     break
+        self.population = nxt
+        self.generation += 1
+
+    def _advance_with_clones(self) -> None:
+        """DEAP-style generation: selection with multiplicity, children kept even when known.
+
+        Why (csTuner, Section IV-E): the paper's approximate stopping ends a
+        group once the CV of the top-n fitness is below a threshold, i.e. once
+        the population has converged.  A population that must consist of
+        distinct, never-measured genomes cannot converge: in a group of a few
+        hundred tuples its generations walk through the whole group.  Here a
+        child that repeats a measured genome is looked up (no new
+        measurement), so a converging population costs fewer measurements per
+        generation and its top-n values agree.
+        """
+        self.completed[self.generation + 1] = [self.fitness.get(g, float("inf")) for g in self.population]
+        pool = self.population + [g for g in self.immigrants if g not in self.population]
+        values = [self.fitness.get(g, float("inf")) for g in pool]
+        order = sorted(range(len(pool)), key=lambda i: values[i])
+        nxt: list[Genome] = [pool[i] for i in order[: self.elite]]
+        for g in self.immigrants:
+            if g not in nxt and len(nxt) < self.size:
+                nxt.append(g)
+        self.immigrants = []
+        tries = 0
+        while len(nxt) < self.size and tries < self.size * self.max_tries:
+            tries += 1
+            i, j = rank_weighted_choice(values, 2, self.rng)
+            for c in self._breed(pool[i], pool[j]):
+                if len(nxt) < self.size and self.decode(c) is not None:
+                    nxt.append(c)
+        while len(nxt) < self.size:
+            nxt.append(pool[order[0]])     # every child out of range: the best fills up
         self.population = nxt
         self.generation += 1

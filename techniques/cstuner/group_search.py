@@ -116,6 +116,7 @@ class GroupSearch:
         stagnation: int | None = None,
         seed_base: bool = True,
         limit: int | None = None,
+        approximate: str = "distinct",
     ) -> None:
         """One group (``group`` a list of names, ``tuples`` its tuples) or several at once.
 
@@ -130,6 +131,11 @@ class GroupSearch:
         limit smaller than its tuples visits them in random order, so the
         ones it reaches are a random sample of the group, not its smallest
         indices (CsTuner's budget share, docs/CSTUNER.md difference 16).
+        ``approximate`` says whose top-n fitness the approximate stop reads:
+        "distinct" (the n best distinct tuples measured in this search so
+        far) or "population" (the paper's GA: the n best individuals of a
+        completed generation of the sub-populations, copies included; the
+        GA then keeps copies and known children, :meth:`GenerationalGA._advance_with_clones`).
         """
         from techniques.island_ga import IslandModel, LocalRing
 
@@ -161,6 +167,10 @@ class GroupSearch:
         self.model: Any = None
         self._pending: dict[Genome, list[tuple[int, Genome]]] = {}
         self.size = math.prod(len(t) for t in self.tuples)
+        if approximate not in ("distinct", "population"):
+            raise ValueError(f"approximate={approximate!r}: use 'distinct' or 'population'")
+        self.approximate = approximate
+        self._stop_checked = 0
         if limit is not None and limit < 1:
             raise ValueError(f"limit={limit}: give new evaluations >= 1, or None for no limit")
         self.limit = limit
@@ -185,6 +195,9 @@ class GroupSearch:
                 to_wire=lambda g: [self.wire, [list(self.tuples[k][x]) for k, x in enumerate(g)]],
                 from_wire=self._from_wire,
             )
+            if approximate == "population":
+                for ga in self.model.islands.values():
+                    ga.clones = True
 
     def genome(self, cfg: Mapping[str, Any]) -> Genome | None:
         """The genome of a configuration's group tuples, or None when one is not indexed."""
@@ -311,7 +324,11 @@ class GroupSearch:
                 self._finish("exhaustive", 1)
             return
         gens = min(ga.generation for ga in self.model.islands.values())
-        if self.stop.settled(list(self.values.values()), gens):
+        if self.approximate == "population":
+            settled = self._population_settled(gens)
+        else:
+            settled = self.stop.settled(list(self.values.values()), gens)
+        if settled:
             self._finish("cv", gens)
         elif gens >= self.max_generations:
             self._finish("generations", gens)
@@ -319,6 +336,21 @@ class GroupSearch:
             self._finish("stagnant", gens)
         elif (self.model.stalled == set(self.model.islands) and not self._pending) or len(self.values) >= self.size:
             self._finish("stalled", gens)
+
+    def _population_settled(self, gens: int) -> bool:
+        """Whether a generation completed by every sub-population since the last check has CV(top-n) < threshold.
+
+        The top-n of the individuals of that generation on all of this
+        process's islands, copies included (the paper's "CV of top-n
+        fitness" of the GA's population).
+        """
+        for g in range(self._stop_checked + 1, gens + 1):
+            values = [v for ga in self.model.islands.values() for v in ga.completed.get(g, [])]
+            if self.stop.settled(values, g):
+                self._stop_checked = gens
+                return True
+        self._stop_checked = max(self._stop_checked, gens)
+        return False
 
     def _asked_exhaustive(self) -> list[Genome]:
         """Exhaustive tuples asked for and not yet told (none in GA mode: those are ``_pending``)."""

@@ -97,7 +97,14 @@ class CsTuner(BaseTechnique):
     outnumber the population: "generation", the default, one generation of
     every sub-population, the least it costs; "tuples": its K tuples, the
     most its search can ask for).  All three screened in session 15 and not
-    adopted (docs/CSTUNER.md).
+    adopted (docs/CSTUNER.md).  ``approximate_stop`` (whose top-n fitness
+    the approximate stop of a GA group reads: "population", the default
+    since session 16c, the n best individuals of a completed generation,
+    copies included, the paper's GA, whose populations may then hold copies
+    and children already measured, looked up rather than measured again; or
+    "distinct", the code before, the n best distinct settings measured in
+    the group, which a population of distinct never-measured genomes reaches
+    only after walking through the group; docs/cstuner_results/h12_s16c_report.md).
     """
 
     name: ClassVar[str] = "CsTuner"
@@ -132,6 +139,7 @@ class CsTuner(BaseTechnique):
         unguided: str = "ratio",
         dataset_floor: str = "parameters",
         group_cost: str = "generation",
+        approximate_stop: str = "population",
     ) -> None:
         super().__init__(seed=seed)
         if samples < 1:
@@ -195,6 +203,11 @@ class CsTuner(BaseTechnique):
                                  "group one generation of every sub-population) or 'tuples' (its tuples, the "
                                  "most new evaluations its search can ask for)")
         self.group_cost = group_cost
+        if approximate_stop not in ("distinct", "population"):
+            raise TechniqueError(f"approximate_stop={approximate_stop!r}: use 'distinct' (the CV of the top-n "
+                                 "distinct settings measured in the group) or 'population' (the CV of the top-n "
+                                 "individuals of a completed GA generation, copies included, as the paper's GA)")
+        self.approximate_stop = approximate_stop
         self._proposed = 0
         self._startup_end: int | None = None
         self.shares: list[int] = []
@@ -568,7 +581,7 @@ class CsTuner(BaseTechnique):
             transport=self._transport, crossover_rate=self.crossover_rate,
             mutation_rate=self.mutation_rate, migration_interval=self.migration_interval,
             stop=self.stop, max_generations=self.max_generations, known=self.value_of,
-            limit=self._group_share(base, len(tuples)),
+            limit=self._group_share(base, len(tuples)), approximate=self.approximate_stop,
         )
 
     def _group_share(self, base: dict[str, Any], tuples: int) -> int | None:
@@ -679,7 +692,7 @@ class CsTuner(BaseTechnique):
             n_islands=self._n_islands, transport=self._transport, crossover_rate=self.crossover_rate,
             mutation_rate=self.mutation_rate, migration_interval=self.migration_interval, stop=self.stop,
             max_generations=self.max_generations, known=self.value_of, is_valid=self.space.is_valid,
-            seeds=seeds, stagnation=self.stagnation, seed_base=seed_base,
+            seeds=seeds, stagnation=self.stagnation, seed_base=seed_base, approximate=self.approximate_stop,
         )
 
     def _joint_seeds(self) -> tuple[list[dict[str, Any]], bool]:

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from techniques.cstuner.ensemble import CsTunerEnsemble
 from techniques.cstuner.technique import CsTuner
 
-__all__ = ["CsTunerBeforeShare", "CsTunerEnsembleBeforeFollow", "CsTunerEnsembleJoint", "CsTunerEnsembleNewBest",
+__all__ = ["CsTunerBeforeS16c", "CsTunerBeforeShare", "CsTunerEnsembleBeforeFollow", "CsTunerEnsembleJoint", "CsTunerEnsembleNewBest",
            "CsTunerJoint"]
 
 #: the defaults before 2026-11-26: the joint grouped GA after the passes, every fitted PMNF model used
@@ -42,6 +42,19 @@ class CsTunerBeforeShare(CsTuner):
 
     def __init__(self, *, seed: int | None = None, **options: Any) -> None:
         super().__init__(seed=seed, **{**BEFORE_SHARE, **options})
+
+
+#: CsTuner before session 16c: the approximate stop reads the top-n distinct settings measured in a group
+BEFORE_S16C: dict[str, Any] = {"approximate_stop": "distinct"}
+
+
+class CsTunerBeforeS16c(CsTuner):
+    """CsTuner as it was before session 16c (``approximate_stop="distinct"``)."""
+
+    name: ClassVar[str] = "CsTuner-before-s16c"
+
+    def __init__(self, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(seed=seed, **{**options, **BEFORE_S16C})
 
 
 class CsTunerEnsembleJoint(CsTunerEnsemble):
