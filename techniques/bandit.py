@@ -149,10 +149,18 @@ class AUCBandit(MetaTechnique):
             i = int(i)
             if i in blocked:
                 continue
-            s = self.auc.score(i)
+            s = self._arm_score(i)
             if best is None or s > best_score:
                 best, best_score = i, s
         return best
+
+    def _arm_score(self, arm: int) -> float:
+        """The score ``_pick`` maximises: OpenTuner's AUC credit plus its exploration term.
+
+        A subclass with another credit rule overrides this alone, so the
+        start-up order, the blocking and the tie order stay one piece of code.
+        """
+        return float(self.auc.score(arm))
 
     def _on_result(self, arm: int, credit: bool) -> None:
         if self.startup:
@@ -164,7 +172,7 @@ class AUCBandit(MetaTechnique):
 
     def scores(self) -> dict[str, float]:
         """Current score per arm label (for reports and debugging)."""
-        return {label: self.auc.score(i) for i, label in enumerate(self.labels)}
+        return {label: self._arm_score(i) for i, label in enumerate(self.labels)}
 
     def state_dict(self) -> dict[str, Any]:
         return {**super().state_dict(), "uses": dict(zip(self.labels, self.auc.uses)),

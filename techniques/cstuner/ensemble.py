@@ -188,27 +188,10 @@ class CsTunerEnsemble(AUCBandit):
             return                              # a start-up result: not credited (AUCBandit's rule)
         self.ranks.push(arm, self._reward)
 
-    def _pick(self, blocked: set[int]) -> int | None:
+    def _arm_score(self, arm: int) -> float:
         if self.credit_rule != "rank":
-            return super()._pick(blocked)
-        if self.startup:
-            for i in range(len(self.arms)):
-                if i not in blocked and self._asked[i] < self._startup_trials(i):
-                    return i
-        best, best_score = None, -math.inf
-        for i in self._tie_order(len(self.arms)):
-            i = int(i)
-            if i in blocked:
-                continue
-            s = self.ranks.score(i, self.exploration)
-            if best is None or s > best_score:
-                best, best_score = i, s
-        return best
-
-    def scores(self) -> dict[str, float]:
-        if self.credit_rule != "rank":
-            return super().scores()
-        return {label: self.ranks.score(i, self.exploration) for i, label in enumerate(self.labels)}
+            return super()._arm_score(arm)
+        return float(self.ranks.score(arm, self.exploration))
 
     def state_dict(self) -> dict[str, Any]:
         state = super().state_dict()
