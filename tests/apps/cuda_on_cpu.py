@@ -49,9 +49,32 @@ def gxx_available() -> bool:
     return shutil.which("g++") is not None
 
 
-def run_on_cpu(st: Stencil, config: dict[str, Any], data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Interior of every output of ``generate_cuda(st, config)`` run on ``data`` (padded inputs, lines)."""
-    k = generate_cuda(st, config)
+def check_case(name: str, opt: str, n: int = 32) -> None:
+    """Option set ``opt`` of stencil ``name`` run on the CPU matches the NumPy reference on every output.
+
+    Kernels with a dynamic shared array (``dsmem``, ``zq``) run with it made a
+    static one of the bytes a launch passes (``stencil_cases.static_dsmem``):
+    the emulator has no launch.  Skips where g++ is missing.
+    """
+    import pytest
+
+    from apps.stencil.cstuner import cstuner_stencil
+    from tests.apps.stencil_cases import cuda_config, static_dsmem
+
+    if not gxx_available():
+        pytest.skip("g++ not installed")
+    st = cstuner_stencil(name, n)
+    data = st.make_data(0)
+    ref = st.reference(data)
+    out = run_on_cpu(st, cuda_config(opt), data, generate=lambda s, c: static_dsmem(generate_cuda(s, c)))
+    for o, r in ref.items():
+        assert np.max(np.abs(out[o] - r)) <= 1e-10 * np.max(np.abs(r)), (name, opt, o)
+
+
+def run_on_cpu(st: Stencil, config: dict[str, Any], data: dict[str, np.ndarray],
+               generate: Any = None) -> dict[str, np.ndarray]:
+    """Interior of every output of ``generate(st, config)`` (default ``generate_cuda``) run on ``data``."""
+    k = (generate or generate_cuda)(st, config)
     T = st.ctype
     sizes = {a: data[a].size for a in st.inputs}
     sizes.update({a: data[a].size for a, _ in st.line_arrays})

@@ -124,3 +124,29 @@ def static_dsmem(spec: Any) -> Any:
     for n, rest in zip(spec.shared, parts[1:]):
         src += f"alignas(16) __shared__ unsigned char dsm[{n}];" + rest
     return replace(spec, source=src)
+
+
+def compile_case(name: str, opt: str, n: int = 32) -> Any:
+    """nvcc build (sm_90) of option set ``opt`` for stencil ``name`` at ``n``^3: the compile-only tests' step."""
+    from apps.stencil.cstuner import cstuner_stencil
+    from apps.stencil.cuda_gen import generate_cuda
+    from measurement.cuda import compile_cuda
+
+    k = generate_cuda(cstuner_stencil(name, n), cuda_config(opt))
+    return compile_cuda(k.source, arch="sm_90", options=k.options)
+
+
+def gpu_runners_or_skip() -> dict[str, Any]:
+    """One ``CudaStencilRunner`` per csTuner stencil at 32^3 on GPU 0, or a skip where no GPU is usable."""
+    import pytest
+
+    from apps.stencil.cstuner import CSTUNER_STENCILS, cstuner_stencil
+    from apps.stencil.runner import CudaStencilRunner
+
+    try:
+        from measurement.cuda import CudaBackend
+
+        backend = CudaBackend(0)
+    except Exception as exc:  # noqa: BLE001 - no PyCUDA or no GPU: skip
+        pytest.skip(f"no CUDA GPU usable here ({exc})")
+    return {n: CudaStencilRunner(cstuner_stencil(n, 32), backend, repeats=1, warmup=0) for n in CSTUNER_STENCILS}

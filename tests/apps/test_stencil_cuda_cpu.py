@@ -8,20 +8,16 @@ fission and register-control variants are checked before a device is had.
 
 from __future__ import annotations
 
-from unittest import mock
-
 import numpy as np
 import pytest
 
 from apps.stencil.cstuner import CSTUNER_STENCILS, cstuner_stencil
-from apps.stencil.cuda_gen import generate_cuda
 from tests.apps import cuda_on_cpu
 from tests.apps.cuda_on_cpu import gxx_available, run_on_cpu
 from tests.apps.stencil_cases import (
     CUDA_OPTS,
     cuda_case_applies,
     cuda_config,
-    static_dsmem,
 )
 
 pytestmark = pytest.mark.skipif(not gxx_available(), reason="g++ not installed")
@@ -30,14 +26,7 @@ ISSUE17 = ("minb", "maxrreg", "maxrreg_stream", "cse", "cse_stream", "cse_smem",
 
 
 def _check(name: str, opt: str) -> None:
-    st = cstuner_stencil(name, 32)
-    data = st.make_data(0)
-    ref = st.reference(data)
-    # dsmem kernels: their dynamic array as the static one of the bytes a launch passes (no launch here)
-    with mock.patch.object(cuda_on_cpu, "generate_cuda", lambda s, c: static_dsmem(generate_cuda(s, c))):
-        out = run_on_cpu(st, cuda_config(opt), data)
-    for o, r in ref.items():
-        assert np.max(np.abs(out[o] - r)) <= 1e-10 * np.max(np.abs(r)), (name, opt, o)
+    cuda_on_cpu.check_case(name, opt)
 
 
 @pytest.mark.parametrize("name,opt", [("helmholtz", "ring"), ("addsgd4", "ring_fission")])

@@ -19,7 +19,6 @@ import threading
 import types
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
-from unittest import mock
 
 import numpy as np
 import pytest
@@ -34,12 +33,14 @@ from apps.stencil.cuda_gen import (
     generate_cuda,
 )
 from apps.stencil.space import cuda_space
-from measurement.cuda import compile_cuda, nvcc_available
+from measurement.cuda import nvcc_available
+from tests.apps.cuda_on_cpu import check_case
 from tests.apps.stencil_cases import (
     DSMEM_OPTS,
+    compile_case,
     cuda_case_applies,
     cuda_config,
-    static_dsmem,
+    gpu_runners_or_skip,
 )
 
 needs_nvcc = pytest.mark.skipif(not nvcc_available(), reason="nvcc not installed")
@@ -143,9 +144,7 @@ def test_dynamic_layout_is_aligned_and_sized_per_kernel() -> None:
 
 
 # ---- compile (nvcc) and run on the CPU emulator --------------------------------------------------------
-def _compile(name: str, opt: str) -> Any:
-    k = generate_cuda(cstuner_stencil(name, 32), cuda_config(opt))
-    return compile_cuda(k.source, arch="sm_90", options=k.options)
+_compile = compile_case
 
 
 @needs_nvcc
@@ -169,17 +168,7 @@ def test_dsmem_rings_compile_for_every_stencil(name: str) -> None:
 
 
 def _cpu_check(name: str, opt: str) -> None:
-    from tests.apps import cuda_on_cpu
-
-    if not cuda_on_cpu.gxx_available():
-        pytest.skip("g++ not installed")
-    st = cstuner_stencil(name, 32)
-    data = st.make_data(0)
-    ref = st.reference(data)
-    with mock.patch.object(cuda_on_cpu, "generate_cuda", lambda s, c: static_dsmem(generate_cuda(s, c))):
-        out = cuda_on_cpu.run_on_cpu(st, cuda_config(opt), data)
-    for o, r in ref.items():
-        assert np.max(np.abs(out[o] - r)) <= 1e-10 * np.max(np.abs(r)), (name, opt, o)
+    check_case(name, opt)
 
 
 @pytest.mark.parametrize("name,opt", [("j3d7pt", "ring_dsmem_wide"), ("addsgd4", "ring_dsmem_fission")])
@@ -309,15 +298,7 @@ def test_runner_refuses_more_dynamic_shared_memory_than_the_device_allows(fake_g
 # ---- on the GPU ----------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def gpu_runners():  # type: ignore[no-untyped-def]
-    from apps.stencil.runner import CudaStencilRunner
-
-    try:
-        from measurement.cuda import CudaBackend
-
-        backend = CudaBackend(0)
-    except Exception as exc:  # noqa: BLE001 - no PyCUDA or no GPU: skip
-        pytest.skip(f"no CUDA GPU usable here ({exc})")
-    return {n: CudaStencilRunner(cstuner_stencil(n, 32), backend, repeats=1, warmup=0) for n in CSTUNER_STENCILS}
+    return gpu_runners_or_skip()
 
 
 @pytest.mark.cuda

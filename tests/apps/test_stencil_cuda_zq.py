@@ -36,11 +36,14 @@ from apps.stencil.cuda_gen import (
 )
 from apps.stencil.space import cuda_space
 from measurement.cuda import compile_cuda, nvcc_available
+from tests.apps.cuda_on_cpu import check_case
 from tests.apps.stencil_cases import (
     CUDA_OPTS,
     ZQ_OPTS,
+    compile_case,
     cuda_case_applies,
     cuda_config,
+    gpu_runners_or_skip,
     static_dsmem,
 )
 from tests.apps.test_stencil_cuda_dsmem import fake_gpu  # noqa: F401 - the stand-in driver fixture
@@ -162,7 +165,7 @@ def _rule_agrees(name: str) -> None:
                  "fis": fis}
             per = cuda_zq_doubles(st, c)
             ok = min(per) > 0 and max(per) * bx * by * st.itemsize <= DSMEM_LIMIT
-            assert (bx * by <= eval(most, {"min": min}, c)) == ok, (name, c, per)  # noqa: S307 - our own rule
+            assert (bx * by <= eval(most, {"min": min}, c)) == ok, (name, c, per)
             n += 1
             fits += ok
     assert n > 1000 and 0 < fits
@@ -222,9 +225,7 @@ def test_cyclic_points_that_share_columns_share_their_queues() -> None:
 
 
 # ---- compile (nvcc) and run on the CPU emulator --------------------------------------------------------
-def _compile(name: str, opt: str, n: int = 32) -> Any:
-    k = generate_cuda(cstuner_stencil(name, n), cuda_config(opt))
-    return compile_cuda(k.source, arch="sm_90", options=k.options)
+_compile = compile_case
 
 
 @needs_nvcc
@@ -264,17 +265,7 @@ def test_zq_compiles_for_every_stencil(name: str) -> None:
 
 
 def _cpu_check(name: str, opt: str) -> None:
-    from tests.apps import cuda_on_cpu
-
-    if not cuda_on_cpu.gxx_available():
-        pytest.skip("g++ not installed")
-    st = cstuner_stencil(name, 32)
-    data = st.make_data(0)
-    ref = st.reference(data)
-    with mock.patch.object(cuda_on_cpu, "generate_cuda", lambda s, c: static_dsmem(generate_cuda(s, c))):
-        out = cuda_on_cpu.run_on_cpu(st, cuda_config(opt), data)
-    for o, r in ref.items():
-        assert np.max(np.abs(out[o] - r)) <= 1e-10 * np.max(np.abs(r)), (name, opt, o)
+    check_case(name, opt)
 
 
 @pytest.mark.parametrize("name,opt", [("j3d27pt", "zq_merge"), ("hypterm", "zq_cyclic_unroll")])
@@ -335,15 +326,7 @@ def test_runner_opts_in_and_passes_each_zq_kernels_dynamic_shared_memory(fake_gp
 # ---- on the GPU ----------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def gpu_runners():  # type: ignore[no-untyped-def]
-    from apps.stencil.runner import CudaStencilRunner
-
-    try:
-        from measurement.cuda import CudaBackend
-
-        backend = CudaBackend(0)
-    except Exception as exc:  # noqa: BLE001 - no PyCUDA or no GPU: skip
-        pytest.skip(f"no CUDA GPU usable here ({exc})")
-    return {n: CudaStencilRunner(cstuner_stencil(n, 32), backend, repeats=1, warmup=0) for n in CSTUNER_STENCILS}
+    return gpu_runners_or_skip()
 
 
 @pytest.mark.cuda
