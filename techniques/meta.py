@@ -158,7 +158,7 @@ class MetaTechnique(BaseTechnique):
         for arm in self.arms:
             try:
                 state = arm.state_dict()
-            except Exception:  # noqa: BLE001 - a report extra must never stop the search
+            except Exception:  # noqa: BLE001, S112 - a report extra must never stop the search
                 continue
             extra = state.get("report_files") if isinstance(state, dict) else None
             if isinstance(extra, dict):

@@ -45,10 +45,20 @@ import numpy as np
 from ensemble.errors import TechniqueError
 from techniques.base import BaseTechnique
 from techniques.cstuner.domains import space_domains
-from techniques.cstuner.group_search import GroupReport, GroupSearch, takeover_generations
+from techniques.cstuner.group_search import (
+    GroupReport,
+    GroupSearch,
+    takeover_generations,
+)
 from techniques.cstuner.grouping import algorithm1, dataset_cvs, sorted_deque
 from techniques.cstuner.metrics import combine_metrics, pcc
-from techniques.cstuner.pmnf import PMNFModel, fit_pmnf, guided_sample, holdout_rank_test, numeric_matrix
+from techniques.cstuner.pmnf import (
+    PMNFModel,
+    fit_pmnf,
+    guided_sample,
+    holdout_rank_test,
+    numeric_matrix,
+)
 from techniques.cstuner.stopping import ApproximateStop
 
 __all__ = ["CsTuner"]
@@ -722,6 +732,7 @@ class CsTuner(BaseTechnique):
         start = (self._restart_at % len(ranked))
         self._restart_at += half
         picked = (ranked[start:] + ranked[:start])[:half]
+        assert self.best_config is not None  # `around` holds whenever there is no incumbent
         best = self.hash(self.best_config)
         return [self._configs[h] for h in picked if h != best], False
 
