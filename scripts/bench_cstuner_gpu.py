@@ -46,7 +46,11 @@ each run compiles on as many cores as on a one-GPU machine with 16 cores
 when the machine has 16 per GPU), and every run still has its GPU to
 itself; ``CsTuner-mpi2``'s two ranks share their worker's GPU, as on a
 one-GPU machine.  The workers' records are merged into ``runs.jsonl`` and
-each record says which GPU and how many CPUs it had.
+each record says which GPU and how many CPUs it had.  A worker that has
+finished its own stencils goes on with the others' runs not yet started
+(each run is claimed once through a file created exclusively under
+``--out``), so the GPUs stay busy until the last runs instead of waiting for
+the worker dealt the slowest stencils; every run is still recorded once.
 """
 
 from __future__ import annotations
@@ -380,6 +384,29 @@ def _jobs(args: argparse.Namespace) -> list[tuple[str, str, int]]:
     return out
 
 
+def _claim(claims: str | None, stencil: str, tuner: str, rep: int) -> bool:
+    """Whether this worker may run (stencil, tuner, rep): True for the one that creates its claim file first.
+
+    Without ``claims`` (one worker) every run is this worker's.  The claim is
+    taken before the run starts and never released: a run cut by the
+    deadline or an error is not run again by another worker in this call (a
+    later call's ``--missing-from`` fills it).
+    """
+    if not claims:
+        return True
+    try:
+        fd = os.open(os.path.join(claims, f"{stencil}__{tuner}__{rep}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    os.close(fd)
+    return True
+
+
+def _claimed(claims: str | None, stencil: str, tuner: str, rep: int) -> bool:
+    """Whether some worker has claimed (stencil, tuner, rep) already (never, without ``claims``)."""
+    return bool(claims) and os.path.exists(os.path.join(str(claims), f"{stencil}__{tuner}__{rep}"))
+
+
 def _complete_runs(path: str | None, budget: int) -> set[tuple[str, str, int]]:
     """(stencil, tuner, rep) of the complete runs recorded in ``path`` (none without a path)."""
     if not path:
@@ -422,8 +449,13 @@ def _worker_plan(stencils: list[str], gpus: int, cpus: list[int], visible: str |
     return plan
 
 
-def _worker_argv(args: argparse.Namespace, stencils: list[str], out: Path, first: bool) -> list[str]:
-    """The command line of one ``--gpus`` worker: this call's settings, its stencils, its own --out."""
+def _worker_argv(args: argparse.Namespace, stencils: list[str], out: Path, first: bool,
+                 claims: Path | None = None) -> list[str]:
+    """The command line of one ``--gpus`` worker: this call's settings, its stencils, its own --out.
+
+    ``stencils`` lists the worker's own stencils first, then the others' (the
+    runs it may take over once its own are claimed, through ``claims``).
+    """
     argv = [sys.executable, "-m", "scripts.bench_cstuner_gpu", "--stencils", ",".join(stencils),
             "--tuners", args.tuners, "--budget", str(args.budget), "--reps", str(args.reps),
             "--first-rep", str(args.first_rep), "--backend", args.backend, "--parallelism", str(args.parallelism),
@@ -439,6 +471,8 @@ def _worker_argv(args: argparse.Namespace, stencils: list[str], out: Path, first
         argv += ["--missing-from", os.path.abspath(args.missing_from)]
     if first and args.ncu_demo:
         argv += ["--ncu-demo", str(args.ncu_demo)]
+    if claims is not None:
+        argv += ["--claims", str(claims)]
     return argv
 
 
@@ -451,8 +485,11 @@ def _run_workers(args: argparse.Namespace, out: Path) -> list[dict[str, Any]]:
         cpus = sorted(os.sched_getaffinity(0))
     except AttributeError:
         cpus = list(range(os.cpu_count() or 1))
-    plan = _worker_plan([s for s in args.stencils.split(",") if s], args.gpus, cpus,
-                        os.environ.get("CUDA_VISIBLE_DEVICES"), args.gpus_per_worker)
+    every = [s for s in args.stencils.split(",") if s]
+    plan = _worker_plan(every, args.gpus, cpus, os.environ.get("CUDA_VISIBLE_DEVICES"), args.gpus_per_worker)
+    claims = out / "claims"
+    shutil.rmtree(claims, ignore_errors=True)  # a claim lives for one call
+    claims.mkdir(parents=True)
     procs = []
     for k, (stencils, device, mine) in enumerate(plan):
         wout = out / f"gpu{k}"
@@ -460,7 +497,8 @@ def _run_workers(args: argparse.Namespace, out: Path) -> list[dict[str, Any]]:
         env = dict(os.environ, CUDA_VISIBLE_DEVICES=device, PYTHONUNBUFFERED="1")
         print(f"worker {k}: GPU {device}, CPUs {mine[0]}-{mine[-1]} ({len(mine)}), stencils {','.join(stencils)}",
               flush=True)
-        proc = subprocess.Popen(_worker_argv(args, stencils, wout, k == 0), env=env, text=True,
+        order = stencils + [s for s in every if s not in stencils]   # its own first, then the others'
+        proc = subprocess.Popen(_worker_argv(args, order, wout, k == 0, claims), env=env, text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         if hasattr(os, "sched_setaffinity"):  # at once, before the worker's imports end: every nvcc inherits it
             os.sched_setaffinity(proc.pid, mine)
@@ -478,19 +516,20 @@ def _run_workers(args: argparse.Namespace, out: Path) -> list[dict[str, Any]]:
         p.wait()
     for t in threads:
         t.join(timeout=5)
-    runs = []
+    runs: list[dict[str, Any]] = []
     for k, wout, p in procs:
         log = wout / "runs.jsonl"
-        mine = [json.loads(x) for x in log.read_text().splitlines() if x.strip()] if log.exists() else []
-        for rec in mine:
+        done = [json.loads(x) for x in log.read_text().splitlines() if x.strip()] if log.exists() else []
+        for rec in done:
             _write_record(out, rec)
-        runs += mine
+        runs += done
         if p.returncode != 0:
-            print(f"worker {k} exited with {p.returncode}; its {len(mine)} finished run(s) are kept", flush=True)
+            print(f"worker {k} exited with {p.returncode}; its {len(done)} finished run(s) are kept", flush=True)
         for extra in wout.iterdir():  # the ncu demo's files, if any, move up beside the records
             if extra.name not in ("runs.jsonl", "summary.md", "iso_iteration.png", "iso_time.png"):
                 shutil.move(str(extra), str(out / extra.name))
         shutil.rmtree(wout, ignore_errors=True)   # merged: the copy would only take a file slot
+    shutil.rmtree(claims, ignore_errors=True)
     return runs
 
 
@@ -538,6 +577,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--rank-gpus", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--claims", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one_run:
         return _main_via_app(args)
@@ -557,10 +597,14 @@ def main(argv: list[str] | None = None) -> int:
         log = out / "runs.jsonl"
         seen = log.stat().st_size if log.exists() else 0
         stencil = None
+        late: list[str] = []
         with tempfile.TemporaryDirectory() as tmp:
             for st, t, rep in _jobs(args):
                 if args.deadline and time.time() - start > args.deadline:
-                    print(f"deadline reached: skipping {st} {t} rep {rep}", flush=True)
+                    if not _claimed(args.claims, st, t, rep):
+                        late.append(f"{st} {t} rep {rep}")
+                    continue
+                if not _claim(args.claims, st, t, rep):  # another --gpus worker has it
                     continue
                 if st != stencil and t not in MPI_TUNERS:  # the MPI ranks make their own grids
                     print(f"warm-up {st}: {warm_up(args, st):.1f} s", flush=True)
@@ -568,6 +612,9 @@ def main(argv: list[str] | None = None) -> int:
                 rec = one_run(args, st, t, rep, tmp)
                 _write_record(out, rec)
                 _report(rec)
+        if late:  # with --claims, those no worker had started when this one reached the deadline
+            print(f"deadline reached: {len(late)} run(s) not started: {', '.join(late[:12])}"
+                  f"{' ...' if len(late) > 12 else ''}", flush=True)
         with open(log) as f:  # this call's records only
             f.seek(seen)
             runs = [json.loads(x) for x in f.read().splitlines() if x.strip()]
