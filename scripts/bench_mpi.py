@@ -25,6 +25,8 @@ import argparse
 import json
 import os
 import platform
+import shlex
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -96,7 +98,8 @@ def _one(n: int, mode: str, technique: str, ns: argparse.Namespace) -> dict[str,
         out = Path(tmp) / "out.json"
         env = dict(os.environ, ENSEMBLE_MPI_SEARCH=mode,
                    PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        cmd = [str(MPIRUN), "-n", str(n), sys.executable, "-m", "scripts.bench_mpi", "--child",
+        cmd = [str(ns.mpirun), *shlex.split(ns.mpirun_flags), "-n", str(n), sys.executable, "-m", "scripts.bench_mpi",
+               "--child",
                "--db", str(Path(tmp) / "b.db"), "--out", str(out), "--sleep", str(ns.sleep),
                "--limit", str(ns.trials_per_rank * n), "--technique", technique,
                "--side", str(ns.side), "--params", str(ns.params)]
@@ -123,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="integer parameters (4; issue 18 uses 2)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--json", help="also write the raw records here")
+    ap.add_argument("--mpirun", default=None, help="the mpirun to start (default: the one next to this Python, "
+                    "as the mpich wheel installs it; else the first on PATH)")
+    ap.add_argument("--mpirun-flags", default="", help="extra mpirun options, e.g. Open MPI as root on a machine "
+                    "with more cores: '--allow-run-as-root --oversubscribe --bind-to none'")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--db", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
@@ -132,8 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     if ns.child:
         _child(ns)
         return 0
-    if not MPIRUN.exists():
-        print(f"no mpirun next to {sys.executable}; pip install 'ensemble-tuner[mpi]'", file=sys.stderr)
+    if ns.mpirun is None:
+        ns.mpirun = str(MPIRUN) if MPIRUN.exists() else shutil.which("mpirun")
+    if not ns.mpirun or not Path(ns.mpirun).exists():
+        print(f"no mpirun next to {sys.executable} or on PATH; pip install 'ensemble-tuner[mpi]' or give --mpirun",
+              file=sys.stderr)
         return 2
     ranks = [int(x) for x in ns.ranks.split(",")]
     rows: list[dict[str, Any]] = []
