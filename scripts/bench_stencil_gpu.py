@@ -415,15 +415,20 @@ def part_cuda(args: argparse.Namespace, report: dict[str, Any]) -> None:
                     conf = confirm_best(app, be, st, cands, args.confirm_rounds, args.repeats, peaks["fp64_peak"])
                     best_cfg = conf["config"] or best_cfg
                 best = _measure(app, best_cfg, args.repeats) if best_cfg else {"state": "FAILED", "reason": how}
-                if (conf is None and best.get("time") and base.get("time") and best["time"] > base["time"]
+                paired = conf is not None and conf["roof_frac"] is not None
+                if (not paired and best.get("time") and base.get("time") and best["time"] > base["time"]
                         and base["state"] == "OK"):
                     best = base  # the baseline was in the budget: the tuner's best can't be worse
                     # (with --confirm the baseline, one of the search's results, competed in the same rounds)
                 r = _row(st, base, best, bw, peaks["fp64_peak"])
-                if conf is not None and conf["roof_frac"] is not None:
-                    # the paired figure replaces the one against the start-of-run copy, which stays beside it
-                    r["single_roof_frac"] = r["tuned_roof_frac"]
+                if paired:
+                    assert conf is not None
+                    # the paired figures replace those against the start-of-run copy, which stay beside them
+                    r["single_roof_frac"], r["single_ms"] = r["tuned_roof_frac"], r["tuned_ms"]
                     r["tuned_roof_frac"] = conf["roof_frac"]
+                    r["tuned_ms"] = conf["time"] * 1e3
+                    r["tuned_gbs"] = st.compulsory_bytes() / conf["time"] / 1e9
+                    r["tuned_copy_frac"] = r["tuned_gbs"] / conf["copy_gbs"]
                     r["confirm"] = {k: v for k, v in conf.items() if k != "config"}
                 r["search"] = how
                 r["budget"] = args.budget
@@ -554,6 +559,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--technique", action="append", help="technique(s) to try in order (default: default, GA)")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args(argv)
+    if args.confirm < 0 or args.confirm_rounds < 1:
+        ap.error(f"--confirm must be >= 0 (0: off) and --confirm-rounds >= 1; got {args.confirm} and "
+                 f"{args.confirm_rounds} (defaults 3 and 5)")
     if args.plot:
         print(plot_records(args.plot))
         print(records_table(args.plot))

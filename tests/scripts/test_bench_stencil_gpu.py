@@ -134,6 +134,16 @@ def test_confirm_pairs_each_timing_with_a_fresh_copy_and_keeps_the_first_copy_fi
     assert s["pct_roofline_vs_first_copy"] == pytest.approx(s["pct_roofline"] / 1.1, rel=1e-6)
     assert rec["median_pct_roofline"] == pytest.approx(s["pct_roofline"])
     assert be.copies == 1 + 2 * 3                                  # the first copy, then one per round
+    assert s["tuned_ms"] == pytest.approx(1e3 * conf["time"])      # the time of the same rounds as the figure
+
+
+def test_confirm_settings_out_of_range_name_the_option(capsys) -> None:  # type: ignore[no-untyped-def]
+    from scripts import bench_stencil_gpu as bench
+
+    for bad in (["--confirm", "-1"], ["--confirm-rounds", "0"]):
+        with pytest.raises(SystemExit):
+            bench.main(["--part", "cuda", *bad])
+        assert "--confirm-rounds >= 1" in capsys.readouterr().err
 
 
 def test_top_configs_are_the_fastest_distinct_ok_results(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -1,20 +1,33 @@
-"""Add session 17's budget-125 runs (seeds 14-24, this machine) to the session-14 merge and print the table.
+"""Add FPGA-flow runs to a merged runs file and print the table of record.
 
-Run from the repository root:
-    python docs/doe_results/fpga_device/s17/merge_fpga_s17.py docs/doe_results/hls_crc32_balanced_runs_v6_merged.json
-Where a run is in both, the v5 record is kept (and the agreement counted).
+Run from the repository root, with the merged file to start from, the new runs files (``bench_doe hls
+--json-out``) and where to write the result:
+    python docs/doe_results/fpga_device/s17/merge_fpga_s17.py docs/doe_results/hls_crc32_balanced_runs_v5_merged.json \
+        here-s17=docs/doe_results/fpga_device/s17/here_s17_125.json --out docs/doe_results/hls_crc32_balanced_runs_v6_merged.json
+(session 17's command). A later session adds its file as one more SOURCE=PATH argument instead of copying this
+script. Where a run is in several, the first record is kept (and the agreement counted).
 """
+import argparse
 import gzip
 import json
 import math
-import sys
+from pathlib import Path
 
 import numpy as np
 
 D = 'docs/doe_results/'
-v5 = json.load(open(D + 'hls_crc32_balanced_runs_v5_merged.json'))
-sources = [(r.get('source', 'v5'), r) for r in v5['runs']]
-sources += [('here-s17', r) for r in json.load(open(D + 'fpga_device/s17/here_s17_125.json'))['runs']]
+ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+ap.add_argument('base', help='a merged runs file (its records keep their "source")')
+ap.add_argument('new', nargs='*', metavar='SOURCE=PATH', help='runs files to add, each with its source label')
+ap.add_argument('--out', default=None, help='write the merged runs here')
+args = ap.parse_args()
+base = json.loads(Path(args.base).read_text())
+sources = [(r.get('source', 'base'), r) for r in base['runs']]
+for item in args.new:
+    label, sep, path = item.partition('=')
+    if not sep:
+        ap.error(f'{item!r}: give SOURCE=PATH, e.g. here-s17=docs/doe_results/fpga_device/s17/here_s17_125.json')
+    sources += [(label, r) for r in json.loads(Path(path).read_text())['runs']]
 chosen, agree, differ = {}, 0, []
 for src, r in sources:
     if r.get('best') is None or r.get('error'):
@@ -27,7 +40,8 @@ for src, r in sources:
             differ.append((k, chosen[k][0], chosen[k][1]['best'], src, r['best']))
         continue
     chosen[k] = (src, r)
-cache = json.load(gzip.open(D + 'hls_crc32_balanced_cache.json.gz', 'rt'))['entries']
+with gzip.open(D + 'hls_crc32_balanced_cache.json.gz', 'rt') as f:
+    cache = json.load(f)['entries']
 costs = [v['cost'] for v in cache.values() if v.get('cost') is not None]
 low = min(costs)
 print('cache', len(cache), 'lowest', low, 'reached by', sum(abs(c - low) < 1e-12 for c in costs))
@@ -57,10 +71,10 @@ for b in (25, 56, 125):
 print("| budget (seeds) | " + " | ".join(tuners) + " |")
 print("|---|---|---|---|---|")
 print("\n".join(rows))
-out = {'note': 'merged by session 17: the session-14 merge (v5, sources as recorded there) plus here-s17 = this '
-               'machine, budget 125, seeds 14-24 (docs/doe_results/fpga_device/s17/here_s17_125.json); where a run '
-               'is in both, the v5 record is kept',
+out = {'note': f'merged from {args.base} plus {", ".join(args.new) or "nothing"} '
+               '(docs/doe_results/fpga_device/s17/merge_fpga_s17.py); where a run is in several, the first is kept. '
+               'here-s17 = this machine, session 17, budget 125, seeds 14-20 (21 partial)',
        'lowest_cost': low, 'runs': [dict(r, source=src) for (src, r) in chosen.values()],
        'overlaps_agree': agree, 'overlaps_differ': [list(map(str, d)) for d in differ]}
-if len(sys.argv) > 1:
-    json.dump(out, open(sys.argv[1], 'w'), indent=1)
+if args.out:
+    Path(args.out).write_text(json.dumps(out, indent=1))
