@@ -137,6 +137,43 @@ def test_confirm_pairs_each_timing_with_a_fresh_copy_and_keeps_the_first_copy_fi
     assert s["tuned_ms"] == pytest.approx(1e3 * conf["time"])      # the time of the same rounds as the figure
 
 
+class _SlowAfterCopyCuda(_FakeCuda):
+    """The first measurement after each copy runs 13 % slow, the later ones do not (seen on the H100, j3d7pt)."""
+
+    def __init__(self) -> None:
+        self.fresh = False
+
+    def copy_bandwidth(self, nbytes: int = 0) -> float:
+        self.fresh = True
+        return 3e12
+
+    def run(self, build: CudaBuild, kernels: Any, **kw: Any) -> Result:
+        res = super().run(build, kernels, **kw)
+        slow, self.fresh = (1.13 if self.fresh else 1.0), False
+        return Result(state="OK", time=float(res.time or 0.0) * slow, metrics=res.metrics)
+
+
+def test_confirm_settles_after_each_copy_so_no_candidate_pays_for_coming_first(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The figure reported and every candidate's median are those of measurements not right after a copy."""
+    import measurement.cuda as mc
+    from scripts import bench_stencil_gpu as bench
+
+    def fake_compile(source: str, **kw: Any) -> CudaBuild:
+        return CudaBuild(b"\x7fELF", "sm_90", 40 + (len(source) // 97) % 200, 0, 0, 0, "", 0.0)
+
+    monkeypatch.setattr(mc, "compile_cuda", fake_compile)
+    monkeypatch.setattr(bench, "_save", lambda a, r: None)
+    ns = _parse(bench, ["--part", "cuda", "--stencils", "j3d7pt", "--size", "32", "--budget", "8", "--searches", "1",
+                        "--repeats", "2", "--parallelism", "2", "--confirm", "3", "--confirm-rounds", "3",
+                        "--out", str(tmp_path)])
+    bench.part_cuda(ns, {"_cuda_backend": _SlowAfterCopyCuda()})
+    s = json.loads((tmp_path / "cuda_roofline.json").read_text())[0]["searches"][0]
+    conf = s["confirm"]
+    assert len(conf["candidates"]) >= 2
+    meds = sorted(c["median_pct_roofline"] for c in conf["candidates"])
+    assert s["pct_roofline"] == pytest.approx(meds[-1])  # the pick's fresh rounds agree with its candidate rounds
+
+
 def test_confirm_settings_out_of_range_name_the_option(capsys) -> None:  # type: ignore[no-untyped-def]
     from scripts import bench_stencil_gpu as bench
 
