@@ -232,11 +232,14 @@ def run_plan(items: list[dict[str, Any]], repeats: int, out: str | None, jobs: i
                 consts = {n: np.asarray(v, st.dtype) for n, v in k.constants.items()}
                 rec["kernels"] = list(k.kernels)
                 rec["ncu_first"] = profiled
+                # the dynamic shared memory (dsmem, zq) exactly as the runner passes it: without it a zq
+                # kernel reads past its zero-byte allocation (illegal address, seen on the H100)
+                extra = {"shared": list(k.shared)} if k.shared else {}
                 drv.start_profiler()
                 try:
                     r1 = be.run(build, k.kernels, grid=k.grid, block=k.block,
                                 args=[runner.bufs[a] for a in k.args], constants=consts,
-                                warmup=0, repeats=1)
+                                warmup=0, repeats=1, **extra)
                 finally:
                     drv.stop_profiler()
                 profiled += len(k.kernels)
