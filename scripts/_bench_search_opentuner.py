@@ -65,7 +65,26 @@ def run_one(spec, table, technique, seed):
             api.report_result(dr, Result(time=-value if spec["maximize"] else value))
     api.finish()
     print(f"seed {seed}: {len(evaluated)} evaluated, {rejected} rejected", file=sys.stderr)
+    _save_progress(spec, technique, seed, evaluated)
     return evaluated
+
+
+def _save_progress(spec, technique, seed, evaluated):
+    """One finished seed to the harness's progress folder (``spec["progress"]``), written whole then renamed.
+
+    Why: on a space where OpenTuner needs longer than the harness's
+    ``--peer-timeout`` for all seeds, the harness kills it and would lose
+    every seed; from this folder it keeps the seeds that finished.
+    """
+    import os
+
+    folder = spec.get("progress")
+    if not folder:
+        return
+    path = os.path.join(folder, f"{technique}__{seed}.json")
+    with open(path + ".tmp", "w") as fh:
+        json.dump({"strategy": technique, "seed": seed, "configs": evaluated}, fh)
+    os.replace(path + ".tmp", path)
 
 
 def main():

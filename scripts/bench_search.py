@@ -34,6 +34,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -364,22 +366,53 @@ def peer_input(space: RecordedSpace, mode: str, budget: int, seeds: Sequence[int
 
 def run_peer_batch(peer: str, script: str, payload: dict[str, Any], space: RecordedSpace,
                    timeout: float) -> dict[str, list[list[float]]]:
-    """Run a peer script once for all seeds/strategies; map its configs back to our lookup."""
+    """Run a peer script once for all seeds/strategies; map its configs back to our lookup.
+
+    A peer that runs past ``timeout`` is killed; the seeds it finished (a
+    peer script that supports it writes each to ``payload["progress"]``, a
+    folder) are kept, in seed order, under the label
+    ``"<strategy> (k of n seeds, time limit)"`` so that the table shows they
+    are partial; with none finished the timeout propagates as before.
+    """
     from scripts._peers import run_peer
 
+    progress = tempfile.mkdtemp(prefix="peer_progress_")
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
-        json.dump(payload, fh)
+        json.dump({**payload, "progress": progress}, fh)
         path = fh.name
     try:
-        out = run_peer(peer, ROOT / "scripts" / script, [path], timeout=timeout)
+        try:
+            out = run_peer(peer, ROOT / "scripts" / script, [path], timeout=timeout)
+        except subprocess.TimeoutExpired:
+            out = _partial_peer_runs(progress, payload)
+            if not out["runs"]:
+                raise
+            for label in out["runs"]:
+                print(f"  {peer}:{label}: kept the seeds finished before the {timeout:.0f} s limit", file=sys.stderr)
     finally:
         Path(path).unlink(missing_ok=True)
+        shutil.rmtree(progress, ignore_errors=True)
     result: dict[str, list[list[float]]] = {}
     for strategy, runs in out["runs"].items():
         result[strategy] = [[_lookup_scalar(space, tuple(c)) for c in run] for run in runs]
     for strategy, err in out.get("errors", {}).items():
         print(f"  {peer}:{strategy}: {err}", file=sys.stderr)
     return result
+
+
+def _partial_peer_runs(progress: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The seeds a killed peer finished, from its progress folder: {"runs": {label: [configs per seed]}}."""
+    done: dict[str, dict[int, list[Any]]] = {}
+    for f in sorted(Path(progress).glob("*.json")):
+        try:
+            rec = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue  # a file caught mid-write (the peer writes .tmp then renames, so not expected)
+        done.setdefault(rec["strategy"], {})[int(rec["seed"])] = rec["configs"]
+    n = len(payload.get("seeds", []))
+    runs = {f"{strategy} ({len(by_seed)} of {n} seeds, time limit)": [by_seed[s] for s in sorted(by_seed)]
+            for strategy, by_seed in done.items() if by_seed}
+    return {"runs": runs, "errors": {}}
 
 
 # --------------------------------------------------------------------------
