@@ -346,7 +346,7 @@ def plot_records(path: str, out: str | None = None) -> str:
 
     with open(path) as f:
         recs = json.load(f)
-    names = [r["stencil"] for r in recs]
+    names = [r.get("label") or r["stencil"] for r in recs]  # a merged file may label a second run of a stencil
     x = np.arange(len(recs))
     fig, ax = plt.subplots(figsize=(1.1 * len(recs) + 3, 3.6))
     base = [r["baseline_pct_roofline"] or 0 for r in recs]
