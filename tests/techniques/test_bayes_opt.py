@@ -509,3 +509,32 @@ def test_after_a_tenth_of_the_budget_without_a_new_best_it_restarts_in_another_b
     assert off.restarts == 0
     with pytest.raises(TechniqueError, match="restart_patience"):
         BayesOpt(restart_patience=1.5)
+
+
+def test_with_failures_in_gp_a_failure_enters_the_model_at_the_worst_value_and_is_not_proposed_again() -> None:
+    """The option: every failure becomes a GP observation at the worst finite value, incrementally and after
+    a refit alike, so the posterior mean there is (about) that worst value; a failure is still never
+    proposed again."""
+    space = smooth_space()
+    t = BayesOpt(initial=6, enumerate_limit=1000, pool=500, failures_in_gp=True)
+    t.bind(space, budget=100, rng=np.random.default_rng(4))
+    seen: set[str] = set()
+    failed: dict[str, dict[str, Any]] = {}
+    for step in range(6):
+        for i, c in enumerate(t.propose(4)):
+            h = space.config_hash(c)
+            assert h not in seen, "proposed a configuration again"
+            seen.add(h)
+            value = math.inf if (step + i) % 4 == 0 else smooth_objective(c)
+            if not math.isfinite(value):
+                failed[h] = c
+            t.observe(_trial(space, c, value))
+    assert failed and set(failed) <= set(t._rows)           # entered incrementally
+    t._refit()
+    assert set(failed) <= set(t._rows) and len(t._rows) == len(seen)  # and after a refit
+    worst = t._worst_target()
+    for c in failed.values():
+        mu, _ = t._gp.predict_at(t.encode(c))
+        assert mu == pytest.approx(worst, abs=0.35)          # the GP's noise lets the fit move it a little
+    with pytest.raises(TechniqueError, match="failures_in_gp"):
+        BayesOpt(failures_in_gp="yes")
