@@ -516,7 +516,7 @@ def test_with_failures_in_gp_a_failure_enters_the_model_at_the_worst_value_and_i
     a refit alike, so the posterior mean there is (about) that worst value; a failure is still never
     proposed again."""
     space = smooth_space()
-    t = BayesOpt(initial=6, enumerate_limit=1000, pool=500, failures_in_gp=True)
+    t = BayesOpt(initial=6, enumerate_limit=1000, pool=500, failures_in_gp="always")
     t.bind(space, budget=100, rng=np.random.default_rng(4))
     seen: set[str] = set()
     failed: dict[str, dict[str, Any]] = {}
@@ -538,3 +538,28 @@ def test_with_failures_in_gp_a_failure_enters_the_model_at_the_worst_value_and_i
         assert mu == pytest.approx(worst, abs=0.35)          # the GP's noise lets the fit move it a little
     with pytest.raises(TechniqueError, match="failures_in_gp"):
         BayesOpt(failures_in_gp="yes")
+
+
+@pytest.mark.parametrize("fail_every, entered", [(2, True), (5, False)])
+def test_failures_enter_the_gp_when_common_in_the_initial_design(fail_every: int, entered: bool) -> None:
+    """'common': failures enter only when at least FAILURES_COMMON of the initial design failed (half of it
+    here: yes; a fifth: no), decided once; the finite results are in the GP either way."""
+    from techniques.bayes_opt import FAILURES_COMMON
+
+    assert 1 / fail_every >= FAILURES_COMMON if entered else 1 / fail_every < FAILURES_COMMON
+    space = smooth_space()
+    t = BayesOpt(initial=10, enumerate_limit=1000, pool=500, failures_in_gp="common")
+    t.bind(space, budget=100, rng=np.random.default_rng(5))
+    failed: set[str] = set()
+    n = 0
+    for _ in range(8):
+        for c in t.propose(3):
+            value = math.inf if n % fail_every == 0 else smooth_objective(c)
+            n += 1
+            if not math.isfinite(value):
+                failed.add(space.config_hash(c))
+            t.observe(_trial(space, c, value))
+    t._refit()
+    assert t._failures_common is entered
+    assert bool(set(failed) & set(t._rows)) is entered
+    assert len(t._rows) - (len(failed) if entered else 0) == n - len(failed)
