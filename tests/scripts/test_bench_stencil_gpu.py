@@ -109,9 +109,8 @@ class _DriftingCuda(_FakeCuda):
         return Result(state="OK", time=float(res.time or 0.0) * self._scale(), metrics=res.metrics)
 
 
-def test_confirm_pairs_each_timing_with_a_fresh_copy_and_keeps_the_first_copy_figure(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """--confirm: the top candidates re-timed against the copy of their round; a device-wide slowdown after the
-    first copy leaves the paired figure where it was and lowers the one against the first copy by the slowdown."""
+def _confirm_run(tmp_path: Any, monkeypatch: Any, be: Any) -> dict[str, Any]:
+    """One j3d7pt search of 8 evaluations with --confirm 3 --confirm-rounds 3 on ``be``; its record."""
     import measurement.cuda as mc
     from scripts import bench_stencil_gpu as bench
 
@@ -123,9 +122,15 @@ def test_confirm_pairs_each_timing_with_a_fresh_copy_and_keeps_the_first_copy_fi
     ns = _parse(bench, ["--part", "cuda", "--stencils", "j3d7pt", "--size", "32", "--budget", "8", "--searches", "1",
                         "--repeats", "2", "--parallelism", "2", "--confirm", "3", "--confirm-rounds", "3",
                         "--out", str(tmp_path)])
-    be = _DriftingCuda()
     bench.part_cuda(ns, {"_cuda_backend": be})
-    rec = json.loads((tmp_path / "cuda_roofline.json").read_text())[0]
+    return dict(json.loads((tmp_path / "cuda_roofline.json").read_text())[0])
+
+
+def test_confirm_pairs_each_timing_with_a_fresh_copy_and_keeps_the_first_copy_figure(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """--confirm: the top candidates re-timed against the copy of their round; a device-wide slowdown after the
+    first copy leaves the paired figure where it was and lowers the one against the first copy by the slowdown."""
+    be = _DriftingCuda()
+    rec = _confirm_run(tmp_path, monkeypatch, be)
     s = rec["searches"][0]
     conf = s["confirm"]
     assert conf["rounds"] == 3 and 1 <= len(conf["candidates"]) <= 3
@@ -155,19 +160,7 @@ class _SlowAfterCopyCuda(_FakeCuda):
 
 def test_confirm_settles_after_each_copy_so_no_candidate_pays_for_coming_first(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The figure reported and every candidate's median are those of measurements not right after a copy."""
-    import measurement.cuda as mc
-    from scripts import bench_stencil_gpu as bench
-
-    def fake_compile(source: str, **kw: Any) -> CudaBuild:
-        return CudaBuild(b"\x7fELF", "sm_90", 40 + (len(source) // 97) % 200, 0, 0, 0, "", 0.0)
-
-    monkeypatch.setattr(mc, "compile_cuda", fake_compile)
-    monkeypatch.setattr(bench, "_save", lambda a, r: None)
-    ns = _parse(bench, ["--part", "cuda", "--stencils", "j3d7pt", "--size", "32", "--budget", "8", "--searches", "1",
-                        "--repeats", "2", "--parallelism", "2", "--confirm", "3", "--confirm-rounds", "3",
-                        "--out", str(tmp_path)])
-    bench.part_cuda(ns, {"_cuda_backend": _SlowAfterCopyCuda()})
-    s = json.loads((tmp_path / "cuda_roofline.json").read_text())[0]["searches"][0]
+    s = _confirm_run(tmp_path, monkeypatch, _SlowAfterCopyCuda())["searches"][0]
     conf = s["confirm"]
     assert len(conf["candidates"]) >= 2
     meds = sorted(c["median_pct_roofline"] for c in conf["candidates"])
