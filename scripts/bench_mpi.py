@@ -113,6 +113,18 @@ def _one(n: int, mode: str, technique: str, ns: argparse.Namespace) -> dict[str,
     return rec
 
 
+def resolve_mpirun(given: str | None) -> str | None:
+    """The mpirun to start: ``given`` as a path or as a name on PATH, else the venv's, else PATH's.
+
+    A bare name such as ``mpirun`` (the GPU machine's Open MPI) is looked up
+    on PATH, as a shell would; checking it as a path would refuse it.
+    """
+    if given is None:
+        return str(MPIRUN) if MPIRUN.exists() else shutil.which("mpirun")
+    if Path(given).exists():
+        return given
+    return shutil.which(given)
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ranks", default="1,2,4,8")
@@ -139,9 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     if ns.child:
         _child(ns)
         return 0
+    ns.mpirun = resolve_mpirun(ns.mpirun)
     if ns.mpirun is None:
-        ns.mpirun = str(MPIRUN) if MPIRUN.exists() else shutil.which("mpirun")
-    if not ns.mpirun or not Path(ns.mpirun).exists():
         print(f"no mpirun next to {sys.executable} or on PATH; pip install 'ensemble-tuner[mpi]' or give --mpirun",
               file=sys.stderr)
         return 2
