@@ -39,7 +39,9 @@ Sec. IV-B) and ``rest="neighborhood"`` (one-level-away neighbours of the best
 measured point; once the last sub-space is exhausted, the last step's
 levels are released, appendix G).  ``levels="predicted", reuse=False,
 rest="stop"`` is the paper's iteration; ``rest="sample"`` and ``"widen"``
-spend the rest on uniform samples (without, with the release).
+spend the rest on uniform samples (without, with the release);
+``rest="model"`` on the expected improvement of a Gaussian process fitted
+to every measured point (screened, not adopted: docs/DOE.md, session 19).
 Every place where this differs from the paper is listed, with the reason, in
 docs/DOE.md ("Differences from the paper").
 
@@ -60,6 +62,7 @@ import numpy as np
 
 from ensemble.errors import TechniqueError
 from techniques.base import BaseTechnique
+from techniques.bayes_opt import expected_improvement_fast
 from techniques.doe.design import (
     CANDIDATE_STRATEGIES,
     candidate_set,
@@ -84,12 +87,15 @@ from techniques.doe.models import (
 )
 from techniques.doe.subspace import SubSpace
 from techniques.feasibility import FeasibilityModel
+from techniques.gaussian_process import PoolPosterior, fit_hyperparameters
 
 __all__ = ["DLMT"]
 
 Batch = list[dict[str, Any]]
 #: what the budget left after the steps buys (docs/DOE.md, differences 6 and 12)
-REST = ("sample", "widen", "neighborhood", "stop")
+REST = ("sample", "widen", "neighborhood", "model", "stop")
+#: ``rest="model"``: unmeasured candidates the Gaussian process ranks per pick (all, when the sub-space is listed)
+MODEL_REST_POOL = 4000
 #: where step 8 fixes the significant factors (docs/DOE.md, difference 13; reuse: difference 14)
 LEVELS = ("predicted", "checked")
 #: ``interactions``: "none" (the paper's additive automatic model) or "significant" (steps 6-8 add the
@@ -194,7 +200,9 @@ class DLMT(BaseTechnique):
             raise TechniqueError(f"dlmt: rest={rest!r}; choose 'sample' (spend the budget left after the steps "
                                  "on the last sub-space), 'widen' (the same, then release the last step's levels "
                                  "when that sub-space is exhausted), 'neighborhood' (one-level-away neighbours of "
-                                 "the best measured point, widening likewise) or 'stop' (done after the steps, as "
+                                 "the best measured point, widening likewise), 'model' (expected improvement of a Gaussian "
+                                 "process fitted to every measured point, in the last sub-space, widening likewise) "
+                                 "or 'stop' (done after the steps, as "
                                  "in the paper)")
         if not isinstance(reuse, bool):
             raise TechniqueError(f"dlmt: reuse={reuse!r}; give True (the default: earlier runs of the sub-space "
@@ -312,6 +320,8 @@ class DLMT(BaseTechnique):
         yield from self._steps()
         if self.rest == "neighborhood" and self.budget is not None:
             yield from self._explore(self.budget)
+        elif self.rest == "model" and self.budget is not None:
+            yield from self._model_rest(self.budget)
         elif self.rest in ("sample", "widen") and self.budget is not None:
             yield from self._spend_rest(self.budget)
 
@@ -523,6 +533,46 @@ class DLMT(BaseTechnique):
                     if not picks:
                         break  # this sub-space is exhausted: release the last step's levels
                 yield from self._rest_batch(sub, depth, picks, "neighbourhood")
+
+    def _model_rest(self, budget: int) -> Generator[Batch, list[float], None]:
+        """The budget left after the steps: one pick at a time by a Gaussian process's expected improvement.
+
+        Not in the paper (docs/DOE.md, "rest='model'"): the steps' linear
+        models are additive, and the factors they leave free interact.  A
+        Gaussian process (Matern 5/2, the log of the response, fitted to every
+        point DLMT measured, designs included) ranks the unmeasured points of
+        the last sub-space, so the levels DLMT fixed stay fixed; with failures
+        among the measured points the ranking is EI x P(success) of the run's
+        failure model.  When the sub-space is exhausted the last step's
+        levels are released, as with ``"neighborhood"``.  The fit reads only
+        the iteration's own data and draws from the technique's generator,
+        so a resumed run replays the same picks.
+        """
+        for depth, sub in enumerate(self._subs[::-1]):
+            while budget - self._spent() > 0:
+                pool = self._unmeasured(sub, MODEL_REST_POOL)
+                if not pool:
+                    break  # this sub-space is exhausted: release the last step's levels
+                yield from self._rest_batch(sub, depth, [self._ei_pick(pool)], "model")
+
+    def _ei_pick(self, pool: Batch) -> dict[str, Any]:
+        """The candidate of ``pool`` with the highest expected improvement (x P(success)); the first without data."""
+        ok = [(c, v) for c, v in self._data if math.isfinite(v)]
+        if len(ok) < 3:
+            return pool[0]
+        values = np.array([v for _, v in ok], dtype=float)
+        y = np.log(values) if bool((values > 0).all()) else values
+        scale = float(y.std()) or 1.0
+        y = (y - float(y.mean())) / scale
+        X = np.array([self.encode(c) for c, _ in ok])
+        Xp = np.array([self.encode(c) for c in pool])
+        hyper = fit_hyperparameters(X, y, self.rng, restarts=1)
+        mu, var = PoolPosterior.from_data(hyper, X, y, Xp).predict()
+        score = expected_improvement_fast(mu, np.sqrt(var), float(y.min()))
+        failures = self._failure_model()
+        if failures is not None:
+            score = score * self._p_success(failures, pool)
+        return dict(pool[int(np.argmax(score))])
 
     def _rest_batch(self, sub: SubSpace, depth: int, picks: Batch, mode: str) -> Generator[Batch, list[float], None]:
         """Measure one batch of the rest phase in ``sub``; ``depth`` steps' levels released (for the report)."""

@@ -111,8 +111,9 @@ def render_markdown(tech: Any) -> str:
         lines.append("")
     rest = getattr(tech, "rest_log", None)
     if rest:
-        how = ("neighbours (one level away) of the best measured point, else uniform samples,"
-               if rest.get("mode") == "neighbourhood" else "uniform samples")
+        how = {"neighbourhood": "neighbours (one level away) of the best measured point, else uniform samples,",
+               "model": "the highest expected improvement of a Gaussian process fitted to every measured point,"
+               }.get(rest.get("mode"), "uniform samples")
         released = rest.get("released_steps", 0)
         where = (f"the last sub-space, then, once it was exhausted, the levels of the last {released} fixing "
                  f"step(s) released (still fixed at the end: {_cfg(rest['fixed']) or 'nothing'})" if released

@@ -28,7 +28,7 @@ def objective(c: dict[str, Any]) -> float:
             + {"global": 2.0, "local": 0.0, "image": 1.0}[c["memory"]] + (0.0 if c["vector"] else 0.5))
 
 
-@pytest.mark.parametrize("rest", ["sample", "neighborhood"])
+@pytest.mark.parametrize("rest", ["sample", "neighborhood", "model"])
 def test_fixed_levels_are_respected_by_every_later_proposal(rest: str) -> None:
     """A level once fixed is in every later proposal; with the default rest="neighborhood" until it is released.
 
@@ -401,7 +401,7 @@ def _levels(tech: DLMT) -> list[dict[str, Any]]:
     return out
 
 
-@pytest.mark.parametrize("rest", ["widen", "neighborhood"])
+@pytest.mark.parametrize("rest", ["widen", "neighborhood", "model"])
 def test_rest_widen_and_neighborhood_release_levels_only_when_the_sub_space_is_exhausted(rest: str) -> None:
     released = 0
     for seed in range(3):
@@ -449,6 +449,27 @@ def test_neighborhood_starts_next_to_the_best_measured_point() -> None:
     assert next_to_best, "some seed must have unmeasured neighbours of its best point"
 
 
+def test_model_rest_picks_where_a_gaussian_process_expects_improvement() -> None:
+    """rest="model": the picks after the steps are better, on average, than uniform picks ("widen").
+
+    Same seeds, same steps (the rest phase draws nothing before the steps
+    end), both release levels once a sub-space is exhausted, so the two runs
+    differ only in how the budget left is spent.
+    """
+    model_mean, sample_mean = [], []
+    for seed in range(4):
+        runs = {}
+        for rest in ("model", "widen"):
+            tech = DLMT(steps=2, rest=rest)
+            measured = _own_loop(tech, space(), objective, 60, seed)
+            assert tech.rest_log is not None and tech.rest_log["measured"] > 3
+            assert tech.rest_log["mode"] == ("model" if rest == "model" else "sample")
+            runs[rest] = measured[len(measured) - tech.rest_log["measured"]:]
+        model_mean.append(np.mean([v for _, v in runs["model"]]))
+        sample_mean.append(np.mean([v for _, v in runs["widen"]]))
+    assert np.mean(model_mean) < 0.8 * np.mean(sample_mean), (model_mean, sample_mean)
+
+
 def _neighbours(s: SearchSpace, c: dict[str, Any]) -> list[dict[str, Any]]:
     """One level away in one parameter (any other level of a non-numeric Enum)."""
     out = []
@@ -463,7 +484,7 @@ def _neighbours(s: SearchSpace, c: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("options", [{"levels": "checked", "reuse": True, "rest": "neighborhood"},
-                                     {"rest": "widen"}])
+                                     {"rest": "widen"}, {"rest": "model"}])
 def test_resume_with_the_options_replays_the_same_run(options: dict[str, Any]) -> None:
     """A kill in the rest phase: the resumed run proposes what the uninterrupted one did, nothing twice."""
     s = space()
