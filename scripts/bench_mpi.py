@@ -139,6 +139,7 @@ def resolve_mpirun(given: str | None) -> str | None:
         return given
     return shutil.which(given)
 
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ranks", default="1,2,4,8")

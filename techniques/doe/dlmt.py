@@ -94,7 +94,7 @@ __all__ = ["DLMT"]
 Batch = list[dict[str, Any]]
 #: what the budget left after the steps buys (docs/DOE.md, differences 6 and 12)
 REST = ("sample", "widen", "neighborhood", "model", "stop")
-#: ``rest="model"``: unmeasured candidates the Gaussian process ranks per pick (all, when the sub-space is listed)
+#: ``rest="model"``: at most this many unmeasured points of the sub-space (drawn uniformly) are ranked per pick
 MODEL_REST_POOL = 4000
 #: where step 8 fixes the significant factors (docs/DOE.md, difference 13; reuse: difference 14)
 LEVELS = ("predicted", "checked")
