@@ -102,7 +102,7 @@ def _child(ns: argparse.Namespace) -> None:
         }))
 
 
-def _one(n: int, mode: str, technique: str, ns: argparse.Namespace) -> dict[str, Any]:
+def _one(n: int, mode: str, technique: str, ns: argparse.Namespace, repeat: int = 0) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-mpi-") as tmp:
         out = Path(tmp) / "out.json"
         env = dict(os.environ, ENSEMBLE_MPI_SEARCH=mode,
@@ -112,8 +112,8 @@ def _one(n: int, mode: str, technique: str, ns: argparse.Namespace) -> dict[str,
                "--db", str(Path(tmp) / "b.db"), "--out", str(out), "--sleep", str(ns.sleep),
                "--limit", str(ns.trials_per_rank * n), "--technique", technique,
                "--side", str(ns.side), "--params", str(ns.params)]
-        if ns.profile:
-            cmd += ["--profile", f"{ns.profile}.{n}.prof"]
+        if ns.profile:  # one file per run; absolute, since the child runs from the repository root
+            cmd += ["--profile", str(Path(f"{ns.profile}.{technique}.{mode}.{n}.{repeat}.prof").resolve())]
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
         if proc.returncode != 0 or not out.exists():
             raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
@@ -136,7 +136,7 @@ def resolve_mpirun(given: str | None) -> str | None:
     if given is None:
         return str(MPIRUN) if MPIRUN.exists() else shutil.which("mpirun")
     if Path(given).exists():
-        return given
+        return str(Path(given).resolve())  # the ranks start from the repository root, not from here
     return shutil.which(given)
 
 
@@ -178,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# bench_mpi  {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  {platform.node()}  "
           f"{os.cpu_count()} CPUs  sleep={ns.sleep}s  trials/rank={ns.trials_per_rank}  repeats={ns.repeats}  "
           f"space={ns.side}^{ns.params}")
+    if ns.profile:
+        print("# --profile: rank 0 runs under cProfile, so its CPU ms and the trials/s are inflated")
     print("| mode | technique | ranks | trials/s (median) | x 1 rank | measured twice | measured / test_limit "
           "| model proposed | rank 0 CPU ms / trial | best |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -186,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             base = None
             for n in ranks:
                 # interleave repeats across configurations would be fairer; repeats stay adjacent
-                recs = [_one(n, mode, technique, ns) for _ in range(ns.repeats)]
+                recs = [_one(n, mode, technique, ns, k) for k in range(ns.repeats)]
                 rate = statistics.median(r["rate"] for r in recs)
                 twice = max(r["measured_twice"] for r in recs)
                 # measured requests against the budget: the repeat furthest from test_limit

@@ -543,7 +543,9 @@ class DLMT(BaseTechnique):
         point DLMT measured, designs included) ranks the unmeasured points of
         the last sub-space, so the levels DLMT fixed stay fixed; with failures
         among the measured points the ranking is EI x P(success) of the run's
-        failure model.  When the sub-space is exhausted the last step's
+        failure model (whatever ``avoid_failures`` says: that option filters the
+        designs; a model-led pick weighs by P(success) as BayesOpt's do; with
+        ``feasibility=None``, EI alone).  When the sub-space is exhausted the last step's
         levels are released, as with ``"neighborhood"``.  The fit reads only
         the iteration's own data and draws from the technique's generator,
         so a resumed run replays the same picks.
@@ -633,12 +635,15 @@ class DLMT(BaseTechnique):
     def _failure_model(self) -> FeasibilityModel | None:
         """P(success) learnt from this run's own measurements (``self._data``), None while none failed.
 
+        None as well with ``feasibility=None`` (no classifier: ``rest="model"``
+        then ranks by expected improvement alone).
+
         Only the iteration's own data, in the order it was measured: a resumed
         run replays the same data before the same decision, so it takes the
         same one (the technique's ``self.feasibility``, fed by ``restore`` with
         the whole history at once, would not).
         """
-        if not any(not math.isfinite(v) for _, v in self._data):
+        if self.feasibility_kind is None or not any(not math.isfinite(v) for _, v in self._data):
             return None
         model = FeasibilityModel.for_space(self.space, kind=self.feasibility_kind)
         for c, v in self._data:

@@ -24,5 +24,7 @@ def test_a_bare_name_is_looked_up_on_path(tmp_path: Path, monkeypatch) -> None:
 def test_a_path_is_kept_and_a_missing_name_gives_none(tmp_path: Path, monkeypatch) -> None:
     exe = _fake_mpirun(tmp_path)
     assert resolve_mpirun(str(exe)) == str(exe)
+    monkeypatch.chdir(tmp_path)  # a relative path is made absolute: the ranks start elsewhere
+    assert resolve_mpirun("./mpirun") == str(exe.resolve())
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     assert resolve_mpirun("no-such-mpirun-here") is None

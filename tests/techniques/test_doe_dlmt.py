@@ -470,6 +470,20 @@ def test_model_rest_picks_where_a_gaussian_process_expects_improvement() -> None
     assert np.mean(model_mean) < 0.8 * np.mean(sample_mean), (model_mean, sample_mean)
 
 
+@pytest.mark.parametrize("feasibility", [None, "forest"])
+def test_model_rest_with_failures_runs_with_or_without_a_failure_classifier(feasibility: str | None) -> None:
+    """rest="model" after failed runs: EI x P(success) with a classifier, EI alone with feasibility=None."""
+    s = space()
+
+    def failing(c: dict[str, Any]) -> float:
+        return math.inf if c["unroll"] >= 7 else objective(c)
+
+    tech = DLMT(steps=2, rest="model", feasibility=feasibility)
+    measured = _own_loop(tech, s, failing, 60, 2)
+    assert len(measured) == 60 and tech.rest_log is not None and tech.rest_log["mode"] == "model"
+    assert any(not math.isfinite(v) for _, v in measured), "the case needs failures before the rest phase"
+
+
 def _neighbours(s: SearchSpace, c: dict[str, Any]) -> list[dict[str, Any]]:
     """One level away in one parameter (any other level of a non-numeric Enum)."""
     out = []
@@ -509,7 +523,7 @@ def test_bad_values_of_the_step_8_options_name_the_argument() -> None:
         DLMT(levels="best")
     with pytest.raises(TechniqueError, match="reuse='yes'.*True"):
         DLMT(reuse="yes")
-    with pytest.raises(TechniqueError, match="rest='more'.*'widen'.*'neighborhood'"):
+    with pytest.raises(TechniqueError, match="rest='more'.*'widen'.*'neighborhood'.*'model'.*'stop'"):
         DLMT(rest="more")
 
 
