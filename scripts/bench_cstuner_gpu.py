@@ -351,11 +351,12 @@ def _plots(runs: list[dict[str, Any]], stencils: list[str], tuners: list[str], o
                     ax.plot(np.arange(1, budget + 1), 1e3 * y, label=t)
                 else:
                     t_end = max(r["trace"][-1][0] for r in tr)
-                    grid = np.linspace(0, t_end, 200)
+                    # from the moment every repetition has a result: before it the mean is over the
+                    # repetitions that started fastest only, and drew spikes at the first second
+                    start = max(r["trace"][0][0] for r in tr)
+                    grid = np.linspace(start, max(t_end, start), 200)
                     ys = np.array([[_best_at(r["trace"], g) for g in grid] for r in tr])
-                    with np.errstate(all="ignore"):
-                        y = np.nanmean(np.where(np.isfinite(ys), ys, np.nan), axis=0)
-                    ax.plot(grid, 1e3 * y, label=t)
+                    ax.plot(grid, 1e3 * ys.mean(axis=0), label=t)
             ax.set_title(st)
             ax.set_xlabel("evaluations" if kind == "iteration" else "wall time (s, compile included)")
             ax.set_ylabel("best kernel time (ms)")
