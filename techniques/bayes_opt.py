@@ -449,6 +449,7 @@ class BayesOpt(BaseTechnique):
         self._pool_stale = False
 
     def _resample_pool(self) -> None:
+        """A fresh sampled pool (large spaces), with the hashes ``_sampled_candidates`` already computed."""
         cands = self._sampled_candidates()
         self._set_pool(list(cands.values()), list(cands))
 
