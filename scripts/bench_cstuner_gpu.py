@@ -26,8 +26,32 @@ run was created (compile time included).  Tuners:
   SimulatedAnnealing and csTuner's grouped island GA);
 * ``default``: the project's default technique;
 * ``opentuner-arms``: our AUC bandit over OpenTuner's classic arms
-  (DifferentialEvolution, GreedyMutation, NormalGreedyMutation, NelderMead),
-  not OpenTuner itself (it cannot be installed on the offline machine).
+  (DifferentialEvolution, GreedyMutation, NormalGreedyMutation, NelderMead):
+  our implementations of those arms, labelled as such, not OpenTuner's code
+  (for that, see the next tuner);
+* ``opentuner-0.8.8``: OpenTuner 0.8.8 itself, its default search
+  (AUCBanditMetaTechniqueA: an AUC bandit over DifferentialEvolutionAlt,
+  UniformGreedyMutation, NormalGreedyMutation and RandomNelderMead, with
+  ``--parallelism`` set to ours), driving the same kernels: OpenTuner runs in
+  a subprocess (its SQLAlchemy 1.3 cannot share our process) and the
+  technique ``scripts/_opentuner_proxy.py`` relays its desired results to
+  the run's search driver.  Measurement is identical to the other tuners'
+  (the same app and grids, the same ``--parallelism`` compile threads, the
+  same database and trace), so the iso-time curves include OpenTuner's own
+  overhead (its search and its database, and the proposals the space's
+  constraints reject: OpenTuner cannot express them, so each is answered to
+  it as an error at once, never measured and not counted, at most 100 x
+  ``--budget`` a run; each record's ``opentuner`` says how many).  Like
+  every tuner it gets the baseline configuration where the space holds it
+  (the CUDA spaces do), as its ``--seed-configuration``: on csTuner's CUDA
+  space, where about 5 configurations in a million meet the constraints,
+  OpenTuner's random starts are all rejected and its mutation arms find
+  valid neighbours of the best it knows.  Not in the default list (so the default
+  command and its records stay as they were): name it with ``--tuners``.  It
+  needs an OpenTuner 0.8.8 interpreter: on the GPU machine ``. scripts/gpu_env.sh``
+  installs the wheels of ``.whl/opentuner/`` (made by
+  ``scripts/fetch_opentuner_wheels.sh``) and sets ``OPENTUNER_PYTHON``;
+  locally ``.bench/opentuner-venv`` is made on first use.
 
 Outputs under ``--out``: ``runs.jsonl`` (one line per run, written as it
 ends, so a cut run keeps what finished), ``summary.md`` (the table),
@@ -70,8 +94,10 @@ from typing import Any
 import numpy as np
 
 TUNERS = ("CsTuner", "cstuner-ensemble", "default", "opentuner-arms", "CsTuner-mpi2")
-#: tuners run only when named (they need more than one GPU per run)
-EXTRA_TUNERS = ("CsTuner-mpi2-2gpu",)
+#: OpenTuner 0.8.8 itself, through scripts/_opentuner_proxy.py
+OPENTUNER = "opentuner-0.8.8"
+#: tuners run only when named (CsTuner-mpi2-2gpu needs two GPUs per run; opentuner-0.8.8 an OpenTuner interpreter)
+EXTRA_TUNERS = ("CsTuner-mpi2-2gpu", OPENTUNER)
 MPI_TUNERS = ("CsTuner-mpi2", "CsTuner-mpi2-2gpu")
 OPENTUNER_ARMS = ("DifferentialEvolution", "GreedyMutation", "NormalGreedyMutation", "NelderMead")
 #: the paper's iso-time result on V100 x 2 (Section V-B, Fig. 10): csTuner's speedup over each method
@@ -83,6 +109,8 @@ def _register() -> None:
 
     if "opentuner-arms" not in technique_names():
         register("opentuner-arms", "AUCBandit", arms=list(OPENTUNER_ARMS))
+    if OPENTUNER not in technique_names():
+        register(OPENTUNER, "scripts._opentuner_proxy:OpenTunerProxy")
 
 
 _APPS: dict[str, Any] = {}
@@ -138,6 +166,18 @@ def _lock_wait(db: str) -> float:
     return float(sum(json.loads(m or "{}").get("device_lock_wait_s", 0.0) for (m,) in rows))
 
 
+def _technique_state(db: str) -> dict[str, Any] | None:
+    """The technique's stored state (run_state "technique"): for opentuner-0.8.8 its version and counts."""
+    con = sqlite3.connect(db)
+    try:
+        row = con.execute("SELECT data_json FROM run_state WHERE key = 'technique' ORDER BY run_id LIMIT 1").fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        con.close()
+    return json.loads(row[0]) if row else None
+
+
 def _trace(db: str) -> list[tuple[float, float]]:
     """(seconds since the run was created, value) of each measured result, in finishing order."""
     con = sqlite3.connect(db)
@@ -189,11 +229,15 @@ def one_run(args: argparse.Namespace, stencil: str, tuner: str, rep: int, tmp: s
     wall = time.time() - t
     trace = _trace(db) if os.path.exists(db) else []
     finite = [v for _, v in trace if np.isfinite(v)]
-    return {"stencil": stencil, "tuner": tuner, "rep": rep, "budget": args.budget, "wall_s": wall,
-            "evaluations": len(trace), "best_s": min(finite) if finite else None, "trace": trace,
-            "error": err, "parallelism": args.parallelism,
-            "lock_wait_s": _lock_wait(db) if os.path.exists(db) else 0.0,
-            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"), "cpus": _cpu_count()}
+    rec = {"stencil": stencil, "tuner": tuner, "rep": rep, "budget": args.budget, "wall_s": wall,
+           "evaluations": len(trace), "best_s": min(finite) if finite else None, "trace": trace,
+           "error": err, "parallelism": args.parallelism,
+           "lock_wait_s": _lock_wait(db) if os.path.exists(db) else 0.0,
+           "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"), "cpus": _cpu_count()}
+    if tuner == OPENTUNER and os.path.exists(db):
+        # OpenTuner's version and technique, its proposals measured / rejected by the constraints / seed results given
+        rec["opentuner"] = _technique_state(db)
+    return rec
 
 
 def _cpu_count() -> int:
@@ -209,9 +253,22 @@ def _tune(args: argparse.Namespace, stencil: str, tuner: str, db: str, seed: int
 
     _register()
     technique = "CsTuner" if tuner in MPI_TUNERS else tuner
-    return tune(_app(args, stencil), test_limit=args.budget, parallelism=args.parallelism,
-                database=f"sqlite:///{db}", run_name=f"{stencil}-{tuner}-{seed}", seed=seed,
-                technique=technique, quiet=True)
+    extra: dict[str, Any] = {}
+    if tuner == OPENTUNER:
+        # OpenTuner requests the baseline first (its --seed-configuration; the driver measures it as the
+        # run's seed for every tuner and answers OpenTuner's request as a duplicate); an answer of its
+        # process slower than --run-timeout kills it
+        extra["technique_options"] = {"seeds": _app(args, stencil).seed_configurations(),
+                                      "reply_timeout": args.run_timeout}
+    try:
+        return tune(_app(args, stencil), test_limit=args.budget, parallelism=args.parallelism,
+                    database=f"sqlite:///{db}", run_name=f"{stencil}-{tuner}-{seed}", seed=seed,
+                    technique=technique, quiet=True, **extra)
+    finally:
+        if tuner == OPENTUNER:
+            from scripts._opentuner_proxy import close_all
+
+            close_all()   # its OpenTuner process ends with the run
 
 
 def _main_via_app(args: argparse.Namespace) -> int:

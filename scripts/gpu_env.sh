@@ -10,6 +10,11 @@
 # * installs PyCUDA: from a wheel in .whl/ if one was built before, otherwise it
 #   builds it from .whl/pycuda-*.tar.gz (about 70 s) and leaves the wheel in
 #   $OUT (when set) so that it can be carried next time;
+# * installs OpenTuner 0.8.8 from the wheels in .whl/opentuner/ (made by
+#   scripts/fetch_opentuner_wheels.sh; its SQLAlchemy 1.3 must not meet ours)
+#   into its own /tmp/site_ot and exports OPENTUNER_PYTHON / OPENTUNER_PYTHONPATH
+#   for the technique opentuner-0.8.8 (scripts/_opentuner_proxy.py), which runs
+#   OpenTuner in a subprocess with that path alone;
 # * exports PYTHONPATH=/tmp/site:<repo root> and PY (the python to use).
 # See ../shared/DEVICE.md for why each step is needed.
 set -u
@@ -22,6 +27,15 @@ if ! ls /tmp/site/pyopencl >/dev/null 2>&1; then
     "$_root"/.whl/*.whl || echo "gpu_env: wheel install failed" >&2
 fi
 export PYTHONPATH="/tmp/site:$_root${PYTHONPATH:+:$PYTHONPATH}"
+# OpenTuner's own target (.whl/*.whl above does not descend into .whl/opentuner/): never on PYTHONPATH.
+# Exported even without the wheels, so that opentuner-0.8.8 fails at once naming the fix (no pip try offline).
+mkdir -p /tmp/site_ot
+if ls "$_root"/.whl/opentuner/*.whl >/dev/null 2>&1 && ! ls /tmp/site_ot/opentuner >/dev/null 2>&1; then
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site_ot \
+    "$_root"/.whl/opentuner/*.whl || echo "gpu_env: OpenTuner wheel install failed" >&2
+fi
+OPENTUNER_PYTHON="$(command -v "$PY" || echo "$PY")"
+export OPENTUNER_PYTHON OPENTUNER_PYTHONPATH=/tmp/site_ot
 if [ -e /usr/lib/libnvidia-opencl.so.1 ] || [ -e /usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1 ]; then
   mkdir -p /etc/OpenCL/vendors
   lib=/usr/lib/libnvidia-opencl.so.1
@@ -50,3 +64,6 @@ for m in ("pyopencl", "pycuda", "sqlalchemy", "deap"):
     except Exception as exc:  # report, do not stop the caller
         print(f"gpu_env: {m} MISSING ({exc})")
 EOF
+PYTHONPATH="$OPENTUNER_PYTHONPATH" "$OPENTUNER_PYTHON" -c \
+  "import opentuner, sqlalchemy, numpy; print('gpu_env: opentuner ok (SQLAlchemy', sqlalchemy.__version__ + ')')" \
+  2>/dev/null || echo "gpu_env: opentuner MISSING (no wheels in .whl/opentuner/? run scripts/fetch_opentuner_wheels.sh)"
