@@ -545,9 +545,9 @@ def _run_workers(args: argparse.Namespace, out: Path) -> list[dict[str, Any]]:
         cpus = list(range(os.cpu_count() or 1))
     every = [s for s in args.stencils.split(",") if s]
     plan = _worker_plan(every, args.gpus, cpus, os.environ.get("CUDA_VISIBLE_DEVICES"), args.gpus_per_worker)
-    claims = out / "claims"
-    shutil.rmtree(claims, ignore_errors=True)  # a claim lives for one call
-    claims.mkdir(parents=True)
+    # a claim lives for one call; outside --out, so that a call cut short leaves one file per worker there,
+    # not one per run (a device call returns a limited number of files: session 20 lost a call's records so)
+    claims = Path(tempfile.mkdtemp(prefix="bench_cstuner_claims_"))
     procs = []
     for k, (stencils, device, mine) in enumerate(plan):
         wout = out / f"gpu{k}"
