@@ -42,7 +42,7 @@ space is a different kernel.  The knobs here, with csTuner's constraints:
   rhs4center.  The launch must opt in (``CudaKernelSpec.shared``; the
   runner sets ``MAX_DYNAMIC_SHARED_SIZE_BYTES`` and passes the bytes).
 * ``zq`` (ours, plain register-queue streaming only: ``sd='z'``, not with
-  ``smem``, ``ring``, ``prefetch`` or ``retime``): every column queue of
+  ``smem``, ``ring`` or ``retime``): every column queue of
   D >= 2 planes lives in dynamic shared memory instead of registers, a slab
   of D x NT elements per queue (NT threads per block) of which thread
   ``tid`` owns elements ``slot * NT + tid``, used as a circular buffer: one
@@ -63,6 +63,24 @@ space is a different kernel.  The knobs here, with csTuner's constraints:
   between two rules.  Rule: the queues of every fission group fit
   ``DSMEM_LIMIT`` and every group has one (``cuda_zq_doubles``); the
   bytes per kernel are ``CudaKernelSpec.shared``, launched as for ``dsmem``.
+* ``zq`` with ``prefetch`` (ours): each z-queue gets one more slot (D + 1
+  per queue, counted in ``cuda_zq_doubles`` and the launch's bytes), and
+  while step z computes from planes lo..hi, the plane step z + 1 will need
+  (hi + 1) is copied from global into that spare slot with ``cp.async``
+  (sm_80+, ``zq_async``; no register holds the value), committed as one
+  group per step and waited for (``cp.async.wait_group 1``) one step later,
+  just before the compute that reads it; in a chunk's last step the copy
+  takes plane hi again (branch-free: an ``if`` around the copies cost
+  hypterm spills under 128 registers), so nothing past the chunk or the
+  grid is read, and ``cp.async.wait_all`` follows the loop.  Why: Nsight Compute on
+  hypterm's zq kernels (docs/STENCILS.md, issue 17, session 18) found them
+  latency-bound at 12.5-18.8 % occupancy, waiting on global loads; the copy
+  keeps the next plane's loads in flight through a whole step's compute at
+  the register count of plain ``zq`` (the register ``prefetch`` of the
+  plain kernel holds one register per queue, what zq removes).  Columns of
+  one plane (in-plane neighbours) stay in registers, loaded in their step
+  as with ``zq`` alone (hypterm: 96 such loads per step beside the 6 queue
+  planes; a register each to prefetch them is what zq cannot afford).
 
 Arrays are padded (see ``apps.stencil.spec``), so no thread needs a bounds
 check: the legality rules make every tile divide the grid exactly.
@@ -198,9 +216,9 @@ def cuda_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
     zq = bool(c.get("zq", False))
     if zq and c["sd"] != "z":
         return "zq (the z-queues in dynamic shared memory) needs streaming (sd='z')"
-    if zq and (c["smem"] or c["ring"] or c["prefetch"] or c["retime"]):
-        return ("zq moves the column queues of the plain register-queue kernel: not with smem, ring, prefetch or "
-                "retime (for arrays read at in-plane neighbours use ring with dsmem)")
+    if zq and (c["smem"] or c["ring"] or c["retime"]):
+        return ("zq moves the column queues of the plain register-queue kernel: not with smem, ring or retime "
+                "(for arrays read at in-plane neighbours use ring with dsmem)")
     if c["bmx"] * c["bmy"] * c["bmz"] * c["cmx"] * c["cmy"] * c["cmz"] > 8:
         return "merging factors multiply to more than 8 points per thread"
     if nx % (c["bx"] * c["bmx"] * c["cmx"]) or ny % (c["by"] * c["bmy"] * c["cmy"]):
@@ -254,10 +272,12 @@ def cuda_space_rules(st: Stencil) -> list[tuple[str, str]]:
              ("not (retime and cse)", "cse not with retiming"),
              ("not ring or (sd == 'z' and smem and not prefetch and not retime)", "ring buffer: smem streaming"),
              ("not dsmem or ring", "dynamic shared memory only for ring buffers"),
-             ("not zq or (sd == 'z' and not smem and not ring and not prefetch and not retime)",
+             ("not zq or (sd == 'z' and not smem and not ring and not retime)",
               "z-queues in shared memory: plain register-queue streaming"),
              (f"not zq or bx * by * bz <= {_zq_rule_threads(st)}",
-              "z-queues fit dynamic shared memory, every kernel has one")]
+              "z-queues fit dynamic shared memory, every kernel has one"),
+             (f"not zq or not prefetch or bx * by * bz <= {_zq_rule_threads(st, 1)}",
+              "z-queues with their prefetch slot fit dynamic shared memory")]
     tile = f"(bx * bmx * cmx + {2 * st.halo[2]}) * (by * bmy * cmy + {2 * st.halo[1]})"
     for k in range(1, len(st.outputs) + 1):
         size = f"{tile} * {_ring_bytes_per_point(st, k)}"
@@ -493,6 +513,8 @@ def generate_cuda(st: Stencil, c: Mapping[str, Any]) -> CudaKernelSpec:
     # dsmem is named only when on, so an existing configuration's source stays byte-identical
     shown = {k: v for k, v in c.items() if not (k in OPTIONAL_PARAMS and v == OPTIONAL_PARAMS[k])}
     L: list[str] = [f"// generated for {st.name}: {shown}"]
+    if c.get("zq", False) and c["prefetch"]:
+        L.extend(_zq_async_helpers(st))
     if c["coef"] == "constant":
         L.append(f"__constant__ {T} c_coef[{ncoef}];")
     for name, group in zip(names, groups):
@@ -507,6 +529,48 @@ def generate_cuda(st: Stencil, c: Mapping[str, Any]) -> CudaKernelSpec:
     return CudaKernelSpec("\n".join(L) + "\n", names[0], grid, (c["bx"], c["by"], c["bz"]), args,
                           tuple(o for o, _ in st.outputs), consts, tuple(names), options,
                           cuda_dynamic_smem(st, c))
+
+
+def _zq_async_helpers(st: Stencil) -> list[str]:
+    """``zq`` with ``prefetch``: the asynchronous global-to-shared copy of one element, its group commit
+    and the waits (PTX ``cp.async``, sm_80+; on older devices a plain copy and no-ops).
+
+    Why inline PTX rather than ``<cuda_pipeline_primitives.h>``: its ``__pipeline_wait_prior`` has no
+    memory clobber, so without a ``__syncthreads`` after it (the queues need none: each thread reads
+    only its own slots) nvcc may move the shared-memory reads of the waited-for plane above the wait.
+    Under ``#ifdef __CUDACC__`` because the CPU emulator of the tests defines the four itself.
+    """
+    T = st.ctype
+    return ["#ifdef __CUDACC__",
+            "// zq + prefetch: the next plane of each z-queue goes from global to shared memory with no register",
+            f"static __device__ __forceinline__ void zq_async({T} *s, const {T} *g)",
+            "{",
+            "#if __CUDA_ARCH__ >= 800",
+            (f'  asm volatile("cp.async.ca.shared.global [%0], [%1], {st.itemsize};" :: '
+             '"r"((unsigned)__cvta_generic_to_shared(s)), "l"(__cvta_generic_to_global(g)) : "memory");'),
+            "#else",
+            "  *s = __ldg(g);",
+            "#endif",
+            "}",
+            "static __device__ __forceinline__ void zq_commit()",
+            "{",
+            "#if __CUDA_ARCH__ >= 800",
+            '  asm volatile("cp.async.commit_group;" ::: "memory");',
+            "#endif",
+            "}",
+            "static __device__ __forceinline__ void zq_wait1()  // every group but the newest has landed",
+            "{",
+            "#if __CUDA_ARCH__ >= 800",
+            '  asm volatile("cp.async.wait_group 1;" ::: "memory");',
+            "#endif",
+            "}",
+            "static __device__ __forceinline__ void zq_wait_all()",
+            "{",
+            "#if __CUDA_ARCH__ >= 800",
+            '  asm volatile("cp.async.wait_all;" ::: "memory");',
+            "#endif",
+            "}",
+            "#endif"]
 
 
 def _kernel(st: Stencil, c: Mapping[str, Any], name: str, params: list[str]) -> list[str]:
@@ -621,6 +685,10 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
     # zq: the queues of two or more planes in dynamic shared memory, each a circular buffer of its planes
     zoff = _zq_layout(st, c)[0] if c.get("zq", False) else {}
     depths = sorted({cols[k][1] - cols[k][0] + 1 for k in zoff})
+    # prefetch: with zq, the next plane of every z-queue goes into the queue's spare slot (cp.async), so a
+    # d-plane queue is a circular buffer of d + 1 slots; without zq, a register per queue (n_q)
+    pfq = bool(zoff) and c["prefetch"]
+    nslots = {d: d + 1 if pfq else d for d in depths}
     if zoff:
         L.append("  extern __shared__ __align__(16) unsigned char dsm[];  // the z-queues (zq: dynamic, opt-in)")
         L.append("  const int tid = threadIdx.y * blockDim.x + threadIdx.x;")
@@ -629,7 +697,8 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
             L.append(f"  int zo{d} = 0;  // {nt} x the slot of plane lo of every {d}-plane queue")
 
     def zslot(d: int, t: int) -> str:
-        """The element offset of plane lo + t of a d-plane queue in this step (slot (zo/NT + t) mod d)."""
+        """The element offset of plane lo + t of a d-plane queue in this step (slot (zo/NT + t) mod d, or
+        mod d + 1 with prefetch, where t = d is the spare slot the next plane is copied into)."""
         return f"zo{d}" if t == 0 else f"zi{d}_{t}"
 
     for k in keys:
@@ -682,7 +751,11 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
         L.append("  }")
         if staged:
             L.append("  __syncthreads();")
-    pf = c["prefetch"]
+    if pfq:  # plane hi as well: the loop's first step reads it, its copies fill the spare slots from there on
+        L.append("  {")
+        L.extend(fill(k, cols[k][1] - cols[k][0], cols[k][1]) for k in keys if k in zoff)
+        L.append("  }")
+    pf = c["prefetch"] and not pfq
     if pf:
         for k in keys:
             if k[0] not in staged:
@@ -705,7 +778,7 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
             else:
                 L.extend(tile_load(arr, arr_hi[arr], "smem"))
         L.append("    __syncthreads();")
-    used = {(d, d - 1) for d in depths}  # the slots this step reads or writes (no unused variables)
+    used = {(d, nslots[d] - 1) for d in depths}  # the slots this step reads or writes (no unused variables)
     for (_, oy, ox) in pts:
         for _, e in st.outputs:
             for a in _accs(e):
@@ -714,10 +787,27 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
                     used.add((cols[k][1] - cols[k][0] + 1, a.dz - cols[k][0]))
     for d, t in sorted(used):
         if t:
-            L.append(f"    const int {zslot(d, t)} = zo{d} < {(d - t) * nt} ? zo{d} + {t * nt} : zo{d} - {(d - t) * nt};")
+            ns = nslots[d]
+            L.append(f"    const int {zslot(d, t)} = zo{d} < {(ns - t) * nt} ? zo{d} + {t * nt} : zo{d} - {(ns - t) * nt};")
+    if pfq:  # the plane the next step needs (hi + 1) into each queue's spare slot, in flight during this step
+        # branch-free: in a chunk's last step plane hi again (already read, never past the chunk or the grid),
+        # into the spare slot no step reads; an `if` around the copies cost hypterm (32x4, maxrreg 128) 140 B
+        # of spills, this form none (ptxas, sm_90)
+        L.append(f"    const int zn = z + 1 < {ch} ? {PZ} : 0;  // the next plane; plane hi again in the last step")
+        for k in keys:
+            if k in zoff:
+                lo, hi = cols[k]
+                L.append(f"    zq_async(&zq[{zslot(hi - lo + 1, hi - lo + 1)} + {zoff[k]}], "
+                         f"p_{k[0]} + (zn + {hi * PZ + k[1] * PX + k[2]}));")
+        L.append("    zq_commit();  // one group per step")
+        # right away: the group waited for was issued a whole step ago; before the loads of the one-plane
+        # columns, which the wait's memory clobber would otherwise pin above it, all live at once
+        L.append("    zq_wait1();  // this step's plane hi, copied in the step before, has landed")
     for k in keys:
         lo, hi = cols[k]
         last = hi - lo
+        if k in zoff and pfq:  # copied in the step before (or preloaded)
+            continue
         if k in zoff:  # the new plane into the oldest slot
             L.append(f"    zq[{zslot(last + 1, last)} + {zoff[k]}] = {_load(k[0], hi * PZ + k[1] * PX + k[2])};")
         elif k[0] in staged:
@@ -750,8 +840,10 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
         for o, e in st.outputs:
             items.append((lambda v, o=o, off=oy * PX + ox: _store(c, o, off, v), e, leaf))
     L.extend("    " + s for s in rend.statements(items))
-    counters = [f"    zo{d} = zo{d} == {(d - 1) * nt} ? 0 : zo{d} + {nt};" for d in depths]
+    counters = [f"    zo{d} = zo{d} == {(nslots[d] - 1) * nt} ? 0 : zo{d} + {nt};" for d in depths]
     L.extend(_end_of_step(st, [k for k in keys if k not in zoff], cols, qn, staged, PZ, counters))
+    if pfq:
+        L.append("  zq_wait_all();  // the last step's copy lands before the block's shared memory is released")
     return L
 
 
@@ -851,9 +943,11 @@ def _shifted_columns(base: Mapping[tuple[str, int, int], tuple[int, int]],
 
 
 def _zq_elements(bases: Sequence[Mapping[tuple[str, int, int], tuple[int, int]]],
-                 pts: Sequence[tuple[int, int, int]]) -> tuple[int, ...]:
-    """Per kernel (one ``_point_columns`` each): elements per thread in queues of two or more planes."""
-    return tuple(sum(hi - lo + 1 for lo, hi in _shifted_columns(b, pts).values() if hi > lo) for b in bases)
+                 pts: Sequence[tuple[int, int, int]], extra: int = 0) -> tuple[int, ...]:
+    """Per kernel (one ``_point_columns`` each): elements per thread in queues of two or more planes,
+    each with ``extra`` slots more than its planes (1: the prefetch slot of ``zq`` with ``prefetch``)."""
+    return tuple(sum(hi - lo + 1 + extra for lo, hi in _shifted_columns(b, pts).values() if hi > lo)
+                 for b in bases)
 
 
 def _zq_layout(st: Stencil, c: Mapping[str, Any]) -> tuple[dict[tuple[str, int, int], int], int]:
@@ -861,28 +955,32 @@ def _zq_layout(st: Stencil, c: Mapping[str, Any]) -> tuple[dict[tuple[str, int, 
 
     ``st``: one kernel's (sub-)stencil.  Every column queue of D >= 2 planes
     gets D x NT elements (NT threads per block; plane slot s of thread tid at
-    ``s * NT + tid``), in key order; D x NT x itemsize is a multiple of 16
-    bytes for NT >= 32, so every slab starts 16-byte aligned.  Queues of one
-    plane (in-plane neighbours) stay in registers and take no slab.
+    ``s * NT + tid``), in key order, and with ``prefetch`` (D + 1) x NT: the
+    slot the next plane is copied into while the current one is computed;
+    (D [+ 1]) x NT x itemsize is a multiple of 16 bytes for NT >= 32, so every
+    slab starts 16-byte aligned.  Queues of one plane (in-plane neighbours)
+    stay in registers and take no slab.
     """
     nt = c["bx"] * c["by"] * c["bz"]
+    extra = 1 if c.get("prefetch", False) else 0
     cols = _queue_columns(st, _thread_points(c))
     offsets, at = {}, 0
     for k in sorted(cols):
         lo, hi = cols[k]
         if hi > lo:
             offsets[k] = at
-            at += (hi - lo + 1) * nt
+            at += (hi - lo + 1 + extra) * nt
     return offsets, at * st.itemsize
 
 
 def cuda_zq_doubles(st: Stencil, c: Mapping[str, Any]) -> tuple[int, ...]:
-    """Per kernel of ``c`` (launch order): the elements one thread keeps in z-queues of two or more planes.
+    """Per kernel of ``c`` (launch order): the elements one thread keeps in z-queues of two or more planes
+    (with ``prefetch``: one more per queue, its prefetch slot).
 
     With ``zq`` a kernel's dynamic shared memory is this x threads x itemsize.
     """
     bases = [_point_columns(_sub_stencil(st, g)) for g in fission_groups(st, c["fis"])]
-    return _zq_elements(bases, _thread_points(c))
+    return _zq_elements(bases, _thread_points(c), 1 if c.get("prefetch", False) else 0)
 
 
 def _pow2_above(n: int) -> int:
@@ -893,8 +991,9 @@ def _pow2_above(n: int) -> int:
 
 
 @functools.lru_cache(maxsize=64)
-def _zq_rule_threads(st: Stencil) -> str:
-    """The space's expression of the most threads per block whose z-queues fit ``DSMEM_LIMIT`` (``zq``).
+def _zq_rule_threads(st: Stencil, extra: int = 0) -> str:
+    """The space's expression of the most threads per block whose z-queues fit ``DSMEM_LIMIT`` (``zq``;
+    ``extra=1``: each queue with its prefetch slot, ``zq`` with ``prefetch``).
 
     Block sizes are powers of two, so the rule ``bx * by * bz <= T`` with T
     the largest power of two (at most 1024) with ``T x max(cuda_zq_doubles) x
@@ -924,7 +1023,7 @@ def _zq_rule_threads(st: Stencil) -> str:
                 for ay in (ys if cmy > 1 else [sy]):
                     c = {"bx": ax // bmx, "by": ay // bmy, "bz": 1, "bmx": bmx, "bmy": bmy, "bmz": 1,
                          "cmx": cmx, "cmy": cmy, "cmz": 1}
-                    per = _zq_elements(bases, _thread_points(c))
+                    per = _zq_elements(bases, _thread_points(c), extra)
                     t = 0
                     if min(per) > 0:
                         t = 1024

@@ -8,6 +8,16 @@ block that is running), every thread of a block is a ``std::thread`` with
 its own ``threadIdx``, and ``__syncthreads()`` is a ``std::barrier`` of the
 block's threads, so the barriers of the shared-memory variants are exercised
 for real.  ``__ldg``/``__stcs`` are plain loads and stores.
+
+The asynchronous copies of ``zq`` with ``prefetch`` (``zq_async``,
+``zq_commit``, ``zq_wait1``: ``cp.async`` on the device) are kept per thread
+in commit groups and performed only when a wait retires their group
+(``async_copies="deferred"``, the latest a device may land them: a read of
+a slot before its wait sees the old value), or performed at once
+(``"eager"``, the earliest: a copy into a slot still to be read this step
+overwrites it); each copy's source must lie inside one of the kernel's
+arrays (no read past the grid), and a thread must end with no copy in
+flight (``zq_wait_all``).  A breach aborts the run.
 """
 
 from __future__ import annotations
@@ -42,6 +52,45 @@ static std::barrier<>* g_bar;
 #define __syncthreads() g_bar->arrive_and_wait()
 template <class T> static inline T __ldg(const T* p) { return *p; }
 template <class T> static inline void __stcs(T* p, T v) { *p = v; }
+#include <cstring>
+#include <deque>
+#include <utility>
+struct zq_copy_ { void* d; const void* s; size_t n; };
+static thread_local std::vector<zq_copy_> zq_open_;
+static thread_local std::deque<std::vector<zq_copy_>> zq_groups_;
+static std::vector<std::pair<const char*, const char*>> g_arrays;  // [begin, end) of every kernel argument
+template <class T> static inline void zq_async(T* s, const T* g) {
+  bool in = false;
+  for (auto& a : g_arrays) in = in || ((const char*)g >= a.first && (const char*)(g + 1) <= a.second);
+  if (!in) { fprintf(stderr, "zq_async: source outside every array\n"); abort(); }
+#ifdef ZQ_EAGER
+  *s = *g;  // landed at once; still in flight (for the checks) until a wait retires its group
+#endif
+  zq_open_.push_back({s, g, sizeof(T)});
+}
+static inline void zq_commit() { zq_groups_.push_back(std::move(zq_open_)); zq_open_.clear(); }
+static inline void zq_land_(const std::vector<zq_copy_>& g) {
+#ifndef ZQ_EAGER
+  for (auto& c : g) memcpy(c.d, c.s, c.n);
+#endif
+  (void)g;
+}
+static inline void zq_wait1() {
+  while (zq_groups_.size() > 1) {
+    zq_land_(zq_groups_.front());
+    zq_groups_.pop_front();
+  }
+}
+static inline void zq_wait_all() {
+  for (auto& g : zq_groups_) zq_land_(g);
+  zq_groups_.clear();
+}
+static inline void zq_check_idle_() {
+  bool busy = !zq_open_.empty();
+  for (auto& g : zq_groups_) busy = busy || !g.empty();
+  if (busy) { fprintf(stderr, "zq_async: copies still in flight when the thread ends\n"); abort(); }
+  zq_groups_.clear();
+}
 """
 
 
@@ -72,8 +121,11 @@ def check_case(name: str, opt: str, n: int = 32) -> None:
 
 
 def run_on_cpu(st: Stencil, config: dict[str, Any], data: dict[str, np.ndarray],
-               generate: Any = None) -> dict[str, np.ndarray]:
-    """Interior of every output of ``generate(st, config)`` (default ``generate_cuda``) run on ``data``."""
+               generate: Any = None, async_copies: str = "deferred") -> dict[str, np.ndarray]:
+    """Interior of every output of ``generate(st, config)`` (default ``generate_cuda``) run on ``data``;
+    ``async_copies``: when ``zq_async`` copies land, ``"deferred"`` (at the wait) or ``"eager"`` (at once)."""
+    if async_copies not in ("deferred", "eager"):
+        raise ValueError(f"async_copies={async_copies!r}: use 'deferred' or 'eager'")
     k = (generate or generate_cuda)(st, config)
     T = st.ctype
     sizes = {a: data[a].size for a in st.inputs}
@@ -86,6 +138,7 @@ def run_on_cpu(st: Stencil, config: dict[str, Any], data: dict[str, np.ndarray],
         main.append(f"  std::vector<{T}> A{i}({sizes[a]});")
         main.append(f'  {{ FILE* f = fopen(argv[1 + {i}], "rb"); if (!f || fread(A{i}.data(), sizeof({T}), '
                     f"{sizes[a]}, f) != {sizes[a]}) return 2; fclose(f); }}")
+        main.append(f"  g_arrays.emplace_back((const char*)A{i}.data(), (const char*)(A{i}.data() + {sizes[a]}));")
     if k.constants:
         main.append(f"  for (int i = 0; i < {len(st.coefs)}; ++i) c_coef[i] = A{len(k.args) - 1}[i];")
     (gx, gy, gz), (bx, by, bz) = k.grid, k.block
@@ -99,7 +152,7 @@ def run_on_cpu(st: Stencil, config: dict[str, Any], data: dict[str, np.ndarray],
                  "    std::vector<std::thread> ts;",
                  (f"    for (unsigned tz = 0; tz < {bz}; ++tz) for (unsigned ty = 0; ty < {by}; ++ty)"
                   f" for (unsigned tx = 0; tx < {bx}; ++tx)"),
-                 f"      ts.emplace_back([&, tx, ty, tz] {{ threadIdx = {{tx, ty, tz}}; {name}({call_args}); }});",
+                 f"      ts.emplace_back([&, tx, ty, tz] {{ threadIdx = {{tx, ty, tz}}; {name}({call_args}); zq_check_idle_(); }});",
                  "    for (auto& t : ts) t.join();",
                  "  }"]
     for o in k.outputs:
@@ -112,8 +165,9 @@ def run_on_cpu(st: Stencil, config: dict[str, Any], data: dict[str, np.ndarray],
         exe = os.path.join(tmp, "k")
         with open(src, "w") as f:
             f.write(SHIM + k.source + "\n".join(main) + "\n")
-        r = subprocess.run(["g++", "-std=c++20", "-O1", "-w", "-pthread", "-o", exe, src], capture_output=True,
-                           text=True, check=False)
+        eager = ["-DZQ_EAGER"] if async_copies == "eager" else []
+        r = subprocess.run(["g++", "-std=c++20", "-O1", "-w", "-pthread", *eager, "-o", exe, src],
+                           capture_output=True, text=True, check=False)
         if r.returncode:
             raise RuntimeError(f"g++ failed: {r.stderr[-2000:]}")
         paths = []

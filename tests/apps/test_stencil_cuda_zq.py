@@ -11,6 +11,15 @@ NumPy, and the runner's launch path through ``CudaBackend.run`` with a
 stand-in driver.  On a GPU (marker ``cuda``): every zq option set matches
 NumPy on 32^3 for all eight stencils, the same cases as
 ``test_stencil_cuda.py``'s parametrised test.
+
+``zq`` with ``prefetch`` (the next plane of every queue copied with
+``cp.async`` into a spare slot one step ahead): the rules and the slot in
+the bytes, the layout (one copy per queue per step, branch-free, the
+waits), ptxas (no register cost for hypterm under 128), and the kernels
+against NumPy on the emulator with the copies landing as late and as
+early as a device may land them, on grids whose z extent gives chunks
+shorter than the queues, of odd length and of one plane; the same cases
+on the GPU (marker ``cuda``).
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ import hashlib
 import itertools
 import re
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 from unittest import mock
 
@@ -60,12 +70,14 @@ def _cases() -> list[tuple[str, str]]:
 def test_zq_needs_plain_register_queue_streaming_and_fits_the_opt_in_maximum() -> None:
     st = cstuner_stencil("hypterm", 64)
     b = cuda_baseline()
-    bad = {"needs streaming": {**b, "zq": True},
-           "not with smem": {**b, **ZQ, "smem": True},
-           "not with smem, ring": {**b, **ZQ, "smem": True, "ring": True},
-           "prefetch": {**b, **ZQ, "prefetch": True},
-           "retime": {**b, **ZQ, "retime": True}}
-    for why, c in bad.items():
+    bad = [("needs streaming", {**b, "zq": True}),
+           ("not with smem", {**b, **ZQ, "smem": True}),
+           ("not with smem, ring", {**b, **ZQ, "smem": True, "ring": True}),
+           ("retime", {**b, **ZQ, "retime": True}),
+           ("not with smem, ring or retime", {**b, **ZQ, "prefetch": True, "smem": True}),
+           ("not with smem, ring or retime", {**b, **ZQ, "prefetch": True, "smem": True, "ring": True}),
+           ("needs streaming", {**b, "zq": True, "prefetch": True})]
+    for why, c in bad:
         assert why in str(cuda_why_illegal(st, c)), (why, cuda_why_illegal(st, c))
         assert not cuda_space(st).is_valid(c)
         with pytest.raises(ValueError, match="illegal"):
@@ -79,6 +91,15 @@ def test_zq_needs_plain_register_queue_streaming_and_fits_the_opt_in_maximum() -
     assert cuda_why_illegal(st, {**big, "fis": 3}) is not None  # 36 x 1024 x 8 = 294,912 B: still too much
     assert cuda_why_illegal(st, {**big, "fis": 5}) is None  # 27 x 1024 x 8 = 221,184 B
     assert generate_cuda(st, {**big, "fis": 5}).shared == tuple(q * 1024 * 8 for q in (9, 18, 18, 27, 27))
+    # with prefetch: one more slot per queue (6 queues: 60 elements), in the rule and in the launch's bytes
+    pf = {**ok, "prefetch": True}
+    assert cuda_why_illegal(st, pf) is None and cuda_space(st).is_valid(pf)
+    assert cuda_zq_doubles(st, pf) == (60,) and generate_cuda(st, pf).shared == (60 * 256 * 8,)
+    assert cuda_zq_doubles(st, {**big, "fis": 5, "prefetch": True}) == (10, 20, 20, 30, 30)
+    big_pf = {**big, "fis": 5, "prefetch": True}  # 30 x 1024 x 8 = 245,760 B: fits without the slot, not with it
+    assert "245760 bytes of shared memory per block > 232448" in str(cuda_why_illegal(st, big_pf))
+    assert not cuda_space(st).is_valid(big_pf) and cuda_space(st).is_valid({**big, "fis": 5})
+    assert cuda_why_illegal(st, {**big_pf, "by": 16}) is None and cuda_space(st).is_valid({**big_pf, "by": 16})
 
 
 def test_a_configuration_without_the_zq_key_is_the_same_as_zq_off() -> None:
@@ -89,6 +110,19 @@ def test_a_configuration_without_the_zq_key_is_the_same_as_zq_off() -> None:
     assert generate_cuda(st, old) == generate_cuda(st, c)
     assert "zq" not in generate_cuda(st, c).source.split("\n")[0]
     assert "'zq': True" in generate_cuda(st, cuda_config("zq")).source.split("\n")[0]
+
+
+#: sha256[:16] of zq sources generated before ``zq`` took ``prefetch`` (commit 893aaa0)
+ZQ_BEFORE = {("hypterm", "zq"): "dc132c7dd811c1ef", ("j3d27pt", "zq_merge"): "56eb3b52fed40be5",
+             ("rhs4center", "zq_fission"): "d68c58f63d4e3436", ("j3d7pt", "zq_cyclic_unroll"): "40666be78c3f92a3",
+             ("addsgd6", "zq"): "bc725542297b76ec"}
+
+
+def test_zq_sources_without_prefetch_are_byte_identical_to_before_prefetch() -> None:
+    for (name, opt), digest in ZQ_BEFORE.items():
+        k = generate_cuda(cstuner_stencil(name, 32), cuda_config(opt))
+        assert hashlib.sha256(k.source.encode()).hexdigest()[:16] == digest, (name, opt)
+        assert "zq_async" not in k.source and "cp.async" not in k.source
 
 
 #: sha256[:16] of sources generated before ``zq`` existed (commit 5d8c2b6), configurations without the key
@@ -127,14 +161,23 @@ def _count(st: Any, expr: str) -> int:
 def test_space_counts_are_unchanged_without_zq_and_grow_only_by_plain_streaming(name: str) -> None:
     st = cstuner_stencil(name, 64)
     assert _count(st, "not zq") == COUNTS_BEFORE[name]
-    assert _count(st, "zq and (sd == 'none' or smem or ring or prefetch or retime or dsmem)") == 0
+    assert _count(st, "zq and (sd == 'none' or smem or ring or retime or dsmem)") == 0
     with_zq = _count(st, "zq")
     assert with_zq > 0 and cuda_space(st).count_valid(10**9) == COUNTS_BEFORE[name] + with_zq
     plain = _count(st, "not zq and sd == 'z' and not smem and not ring and not prefetch and not retime")
+    zq_alone = _count(st, "zq and not prefetch")
     if name == "j3d7pt":  # 3 elements per point, at most 8 points x 1024 threads x 3 x 8 B = 196,608 B: all fit
-        assert with_zq == plain
+        assert zq_alone == plain
     else:  # hypterm: 54 per point, rhs4center: 105 (one kernel), so large blocks of merged points do not fit
-        assert 0 < with_zq < plain
+        assert 0 < zq_alone < plain
+    # with prefetch a slot more per queue (the register prefetch's configurations, as many as without)
+    plain_pf = _count(st, "not zq and sd == 'z' and not smem and prefetch")
+    zq_pf = with_zq - zq_alone
+    assert plain_pf == plain
+    if name == "j3d7pt":  # a 64 x 64 tile at most: 4096 points x 4 elements x 8 B = 131,072 B, all fit
+        assert zq_pf == zq_alone
+    else:
+        assert 0 < zq_pf < zq_alone
 
 
 def test_space_samples_zq_configurations_that_generate() -> None:
@@ -148,12 +191,13 @@ def test_space_samples_zq_configurations_that_generate() -> None:
         assert 0 < k.dynamic_smem <= DSMEM_LIMIT and len(k.shared) == c["fis"]
 
 
-def _rule_agrees(name: str) -> None:
+def _rule_agrees(name: str, prefetch: bool = False) -> None:
     """The space's bound on the threads per block (``_zq_rule_threads``) says exactly which block shapes'
     z-queues fit, by the generator's count, on every merge pattern and block shape (random points rarely
-    reach cyclic merging with small strides, where neighbouring points share columns)."""
+    reach cyclic merging with small strides, where neighbouring points share columns); with ``prefetch``
+    each queue has its spare slot."""
     st = cstuner_stencil(name, 64)
-    most = compile(_zq_rule_threads(st), "<zq rule>", "eval")
+    most = compile(_zq_rule_threads(st, int(prefetch)), "<zq rule>", "eval")
     pow2 = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
     merges = [m for m in itertools.product((1, 2, 4), repeat=4) if np.prod(m) <= 8]
     n = fits = 0
@@ -162,7 +206,7 @@ def _rule_agrees(name: str) -> None:
             if not 32 <= bx * by <= 1024:
                 continue
             c = {"bx": bx, "by": by, "bz": 1, "bmx": bmx, "bmy": bmy, "bmz": 1, "cmx": cmx, "cmy": cmy, "cmz": 1,
-                 "fis": fis}
+                 "fis": fis, "prefetch": prefetch}
             per = cuda_zq_doubles(st, c)
             ok = min(per) > 0 and max(per) * bx * by * st.itemsize <= DSMEM_LIMIT
             assert (bx * by <= eval(most, {"min": min}, c)) == ok, (name, c, per)
@@ -171,15 +215,17 @@ def _rule_agrees(name: str) -> None:
     assert n > 1000 and 0 < fits
 
 
+@pytest.mark.parametrize("prefetch", [False, True])
 @pytest.mark.parametrize("name", ["j3d27pt"])  # its count depends on the strides (rhs4center too: slow)
-def test_space_rule_counts_the_queue_elements_exactly(name: str) -> None:
-    _rule_agrees(name)
+def test_space_rule_counts_the_queue_elements_exactly(name: str, prefetch: bool) -> None:
+    _rule_agrees(name, prefetch)
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("prefetch", [False, True])
 @pytest.mark.parametrize("name", CSTUNER_STENCILS)
-def test_space_rule_counts_the_queue_elements_exactly_for_every_stencil(name: str) -> None:
-    _rule_agrees(name)
+def test_space_rule_counts_the_queue_elements_exactly_for_every_stencil(name: str, prefetch: bool) -> None:
+    _rule_agrees(name, prefetch)
 
 
 def test_zq_rules_match_the_space_on_random_points_near_zq() -> None:
@@ -323,6 +369,237 @@ def test_runner_opts_in_and_passes_each_zq_kernels_dynamic_shared_memory(fake_gp
     assert res.metrics["dynamic_smem_bytes"] == max(k.shared)
 
 
+# ---- zq with prefetch: the next plane copied (cp.async) into each queue's spare slot one step ahead ----------
+ZQPF = {"sd": "z", "zq": True, "prefetch": True}
+
+#: name -> (stencil, grid (nz, ny, nx), options over ``cuda_baseline()`` and ZQPF).  The z extents give chunks
+#: (nz / sb planes a block streams) of odd length, shorter than the queue (hypterm: 9 planes) and of one
+#: plane (every step is a chunk's last, where the copy must not reach past the chunk or the grid)
+PF_CASES: dict[str, tuple[str, tuple[int, int, int], dict[str, Any]]] = {
+    "j3d7pt_32x4_uf2": ("j3d7pt", (32, 32, 32), {"sb": 2, "uf": 2, "bx": 32, "by": 4}),
+    "j3d7pt_chunk3": ("j3d7pt", (24, 32, 32), {"sb": 8, "bx": 32, "by": 4}),
+    "j3d7pt_chunk1_merge": ("j3d7pt", (16, 32, 32), {"sb": 16, "bx": 16, "by": 2, "bmx": 2, "cmy": 2,
+                                                     "stcs": True}),
+    "j3d27pt_chunk5_cyclic": ("j3d27pt", (20, 32, 32), {"sb": 4, "bx": 16, "by": 2, "bmx": 2, "cmy": 2,
+                                                        "coef": "constant"}),
+    "helmholtz_chunk7": ("helmholtz", (28, 32, 32), {"sb": 4, "bx": 8, "by": 8, "cse": True}),
+    "addsgd4_r2_chunk5": ("addsgd4", (20, 32, 32), {"sb": 4, "bx": 16, "by": 4, "bmx": 2}),
+    "addsgd4_r2_fission_uf4": ("addsgd4", (32, 32, 32), {"sb": 2, "uf": 4, "fis": 3, "bx": 32, "by": 2,
+                                                         "cse": True}),
+    "addsgd6_r3_chunk9": ("addsgd6", (18, 32, 32), {"sb": 2, "bx": 32, "by": 1, "cmy": 2, "maxrreg": 168}),
+    "hypterm_32x4_chunk3": ("hypterm", (12, 32, 32), {"sb": 4, "bx": 32, "by": 4, "maxrreg": 128}),
+    "hypterm_chunk1_fission": ("hypterm", (8, 32, 32), {"sb": 8, "bx": 8, "by": 4, "cmx": 2, "coef": "literal",
+                                                        "fis": 3}),
+    "hypterm_uf2_minb": ("hypterm", (40, 32, 32), {"sb": 4, "uf": 2, "bx": 32, "by": 2, "minb": 4}),
+    "rhs4center_r2_uf2": ("rhs4center", (12, 32, 32), {"sb": 2, "uf": 2, "bx": 32, "by": 2}),
+}
+#: the fast ones (radius 1, radius 2, high order); every case runs in the slow test and on the GPU
+PF_FAST = ("j3d7pt_chunk3", "addsgd4_r2_chunk5", "hypterm_32x4_chunk3")
+
+
+def _pf_case(case: str) -> tuple[Any, dict[str, Any]]:
+    name, shape, opts = PF_CASES[case]
+    return replace(cstuner_stencil(name, 32), shape=shape), {**cuda_baseline(), **ZQPF, **opts}
+
+
+def _pf_opt_cases() -> list[tuple[str, str]]:
+    """Every zq option set of the shared cases with prefetch on, where it fits (32^3)."""
+    out = []
+    for n in CSTUNER_STENCILS:
+        st = cstuner_stencil(n, 32)
+        out += [(n, o) for o in ZQ_OPTS if cuda_why_illegal(st, {**cuda_config(o), "prefetch": True}) is None]
+    return out
+
+
+def _emulate(st: Any, c: dict[str, Any], mode: str, edit: Any = None) -> dict[str, Any]:
+    """Outputs of ``c`` on the CPU emulator, the copies landing ``mode`` ("deferred": at the wait, the
+    latest; "eager": at issue, the earliest); ``edit`` rewrites the source first (the broken kernels)."""
+    from tests.apps import cuda_on_cpu
+
+    if not cuda_on_cpu.gxx_available():
+        pytest.skip("g++ not installed")
+
+    def gen(s: Any, cc: Any) -> Any:
+        k = static_dsmem(generate_cuda(s, cc))
+        if edit is None:
+            return k
+        src = edit(k.source)
+        assert src != k.source, "the edit changed nothing"
+        return replace(k, source=src)
+
+    return cuda_on_cpu.run_on_cpu(st, c, st.make_data(0), generate=gen, async_copies=mode)
+
+
+def _assert_matches(st: Any, out: dict[str, Any], what: Any) -> None:
+    ref = st.reference(st.make_data(0))
+    for o, r in ref.items():
+        assert np.max(np.abs(out[o] - r)) <= 1e-10 * np.max(np.abs(r)), (what, o)
+
+
+@pytest.mark.parametrize("mode", ["deferred", "eager"])
+@pytest.mark.parametrize("case", PF_FAST)
+def test_zq_prefetch_matches_numpy_on_the_cpu(case: str, mode: str) -> None:
+    st, c = _pf_case(case)
+    assert cuda_why_illegal(st, c) is None
+    _assert_matches(st, _emulate(st, c, mode), (case, mode))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["deferred", "eager"])
+@pytest.mark.parametrize("case", sorted(PF_CASES))
+def test_every_zq_prefetch_case_matches_numpy_on_the_cpu(case: str, mode: str) -> None:
+    st, c = _pf_case(case)
+    assert cuda_why_illegal(st, c) is None
+    _assert_matches(st, _emulate(st, c, mode), (case, mode))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["deferred", "eager"])
+@pytest.mark.parametrize("name,opt", _pf_opt_cases())
+def test_every_zq_option_set_with_prefetch_matches_numpy_on_the_cpu(name: str, opt: str, mode: str) -> None:
+    st = cstuner_stencil(name, 32)
+    _assert_matches(st, _emulate(st, {**cuda_config(opt), "prefetch": True}, mode), (name, opt, mode))
+
+
+def test_zq_prefetch_cases_cover_the_chunk_edges() -> None:
+    """The cases reach what the copy one step ahead must get right: chunks of one plane, of odd length and
+    shorter than the deepest queue, radius 1, 2, 3 and 4, fission, merging and unrolling; all legal."""
+    chunks, radii = set(), set()
+    for case in PF_CASES:
+        st, c = _pf_case(case)
+        assert cuda_why_illegal(st, c) is None and cuda_space(st).is_valid(c), case
+        ch = st.shape[0] // c["sb"]
+        chunks.add(ch)
+        radii.add(st.halo[0])
+        if st.name == "hypterm":
+            assert ch < 9 or c["uf"] > 1  # shorter than its 9-plane queues, or unrolled
+    assert 1 in chunks and any(ch % 2 for ch in chunks if ch > 1) and radii == {1, 2, 3, 4}
+    assert len(_pf_opt_cases()) >= 24
+
+
+def test_zq_prefetch_layout_one_copy_per_queue_branch_free_spare_slot() -> None:
+    """Per kernel: one ``zq_async`` per queue per step into the spare slot (t = D), one commit, the wait for
+    the step before right after it, ``zq_wait_all`` after the loop, no ``if`` (a branch around the copies
+    cost registers), no register prefetch (``n_q``), counters wrapping at D + 1 slots, bytes with the slot."""
+    st = cstuner_stencil("hypterm", 32)
+    c = {**cuda_config("zq_fission"), "prefetch": True}
+    k = generate_cuda(st, c)
+    per = cuda_zq_doubles(st, c)
+    assert k.shared == tuple(q * 64 * 8 for q in per)
+    assert k.source.count("#ifdef __CUDACC__") == 1 and "cp.async.wait_group 1" in k.source
+    for body, q, q0 in zip(k.source.split('extern "C"')[1:], per, cuda_zq_doubles(st, {**c, "prefetch": False})):
+        loop = body[body.index("for (int z"):]
+        nq = len(set(re.findall(r"zq\[\w+ \+ (\d+)\]", body)))  # the slabs: one per queue
+        assert nq and q == q0 + nq and loop.count("zq_async(") == nq and loop.count("zq_commit();") == 1
+        assert loop.index("zq_commit();") < loop.index("zq_wait1();") < loop.index("=", loop.index("zq_wait1();"))
+        assert "if (" not in loop and "__syncthreads" not in body and "%" not in body and "n_q" not in body
+        assert body.count("zq_wait_all();") == 1 and body.index("zq_wait_all();") > body.rindex("  }\n  zq_wait")
+        for d, wrap in re.findall(r"zo(\d+) = zo\d+ == (\d+) \? 0", body):
+            assert int(wrap) == int(d) * 64  # slots 0 .. D: D + 1 of them
+        spare = re.findall(r"zq_async\(&zq\[zi(\d+)_(\d+) \+ \d+\]", loop)
+        assert spare and all(d == t for d, t in spare)
+    # no other kernel names the helpers
+    assert "zq_async" not in generate_cuda(st, cuda_config("zq_fission")).source
+    assert "zq_async" not in generate_cuda(st, cuda_config("prefetch")).source
+
+
+def _no_spare_slot(src: str) -> str:
+    """D slots per queue instead of D + 1 (j3d7pt_chunk3: NT = 128): the copy of plane hi + 1 goes into the
+    slot of plane lo, which this step still reads; right only if the copy lands after the compute."""
+    src = re.sub(r"(const int zi\d+_\d+ = zo\d+ < )(\d+)( \? zo\d+ \+ \d+ : zo\d+ - )(\d+);",
+                 lambda m: f"{m[1]}{int(m[2]) - 128}{m[3]}{int(m[4]) - 128};", src)
+    return re.sub(r"(zo\d+ = zo\d+ == )(\d+)", lambda m: f"{m[1]}{int(m[2]) - 128}", src)
+
+
+#: source rewrites that break the copy one step ahead: (edit, modes whose output is wrong, modes that abort)
+BROKEN = {
+    # the compute reads the plane before its copy has landed: only a late landing shows it
+    "no wait": (lambda s: s.replace("    zq_wait1();", "    /* no wait */"), {"deferred"}, set()),
+    # no spare slot: only an early landing shows it
+    "no spare slot": (_no_spare_slot, {"eager"}, set()),
+    # the copy into the slot of plane lo of this step: the wrong slot for the next one
+    "wrong slot": (lambda s: re.sub(r"zq_async\(&zq\[zi(\d+)_\1 \+", r"zq_async(&zq[zo\1 +", s),
+                   {"deferred", "eager"}, set()),
+    # a chunk's last step copies plane hi + 1: past the grid in the last chunk
+    "no clamp": (lambda s: re.sub(r"zn = z \+ 1 < \d+ \? (\d+) : 0;", r"zn = \1;", s), set(),
+                 {"deferred", "eager"}),
+    # the block ends with a copy in flight into its shared memory
+    "no final wait": (lambda s: s.replace("  zq_wait_all();", "  /* no final wait */"), set(),
+                      {"deferred", "eager"}),
+}
+
+
+@pytest.mark.parametrize("broken", sorted(BROKEN))
+def test_a_broken_prefetch_is_caught_on_the_cpu(broken: str) -> None:
+    """The emulator checks are not vacuous: each way of breaking the copy gives a wrong output or aborts in
+    the landing mode that can see it, and the two modes see different faults (why both run)."""
+    st, c = _pf_case("j3d7pt_chunk3")
+    edit, wrong, aborts = BROKEN[broken]
+    ref = st.reference(st.make_data(0))["out"]
+    for m in ("deferred", "eager"):
+        if m in aborts:
+            with pytest.raises(RuntimeError, match="zq_async"):
+                _emulate(st, c, m, edit)
+            continue
+        out = _emulate(st, c, m, edit)["out"]
+        assert np.allclose(out, ref) == (m not in wrong), (broken, m)
+
+
+@needs_nvcc
+def test_zq_prefetch_compiles_without_static_shared_memory_or_warnings() -> None:
+    cases = ["hypterm_chunk1_fission", "j3d27pt_chunk5_cyclic"]
+    with ThreadPoolExecutor(2) as pool:
+        builds = list(pool.map(lambda case: _pf_build(*_pf_case(case)), cases))
+    for bd in builds:
+        assert bd.cubin[:4] == b"\x7fELF" and bd.smem_bytes == 0 and "warning" not in bd.log.lower()
+
+
+def _pf_build(st: Any, c: dict[str, Any]) -> Any:
+    k = generate_cuda(st, c)
+    return compile_cuda(k.source, arch="sm_90", options=k.options)
+
+
+@needs_nvcc
+def test_zq_prefetch_costs_hypterm_no_registers_under_128() -> None:
+    """ptxas, sm_90, 320^3, 32x4, sb=8, maxrreg=128: the copies into the spare slots need no register, so
+    zq with prefetch fits 128 like zq alone, without spills (an ``if`` around the copies spilled 140 B)."""
+    st = cstuner_stencil("hypterm", 320)
+    c = {**cuda_baseline(), "sd": "z", "sb": 8, "bx": 32, "by": 4, "maxrreg": 128, "zq": True}
+    with ThreadPoolExecutor(2) as pool:
+        zq, pf = pool.map(lambda p: _pf_build(st, {**c, "prefetch": p}), (False, True))
+    assert pf.registers is not None and zq.registers is not None
+    assert pf.registers <= 128 and pf.spill_stores == 0 and pf.spill_loads == 0
+    assert pf.registers <= zq.registers + 2
+
+
+@needs_nvcc
+@pytest.mark.slow
+def test_every_zq_prefetch_variant_compiles() -> None:
+    builds = [_pf_build(*_pf_case(case)) for case in sorted(PF_CASES)]
+    builds += [_pf_build(cstuner_stencil(n, 32), {**cuda_config(o), "prefetch": True}) for n, o in _pf_opt_cases()]
+    assert all(bd.cubin[:4] == b"\x7fELF" and bd.smem_bytes == 0 and "warning" not in bd.log.lower()
+               for bd in builds)
+
+
+def test_runner_passes_the_prefetch_slot_in_the_dynamic_shared_memory(fake_gpu: Any) -> None:  # noqa: F811
+    """The launch's bytes include the spare slots (the session-18 ncu fault was a launch without them)."""
+    from apps.stencil.runner import CudaStencilRunner
+    from measurement.cuda import CudaBuild
+
+    be, drv = fake_gpu
+    st = cstuner_stencil("hypterm", 32)
+    runner = CudaStencilRunner(st, be, repeats=2, warmup=1)
+    c = {**cuda_config("zq_fission"), "prefetch": True}
+    k = generate_cuda(st, c)
+    assert k.shared == tuple(q * 64 * 8 for q in cuda_zq_doubles(st, c))
+    assert all(a > b for a, b in zip(k.shared, generate_cuda(st, cuda_config("zq_fission")).shared))
+    res = runner.measure((k, CudaBuild(b"\x7fELF", "sm_90")))
+    sizes = dict(zip(k.kernels, k.shared))
+    assert set(drv.attributes) == {(n, "MAX_DYNAMIC_SHARED_SIZE_BYTES", b) for n, b in sizes.items()}
+    assert drv.launches == [(n, sizes[n]) for n in k.kernels] * 3
+    assert res.metrics["dynamic_smem_bytes"] == max(k.shared)
+
+
 # ---- on the GPU ----------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def gpu_runners():  # type: ignore[no-untyped-def]
@@ -334,6 +611,39 @@ def gpu_runners():  # type: ignore[no-untyped-def]
 def test_zq_kernels_match_numpy_on_the_gpu(name: str, opt: str, gpu_runners) -> None:  # type: ignore[no-untyped-def]
     runner = gpu_runners[name]
     res = runner(cuda_config(opt))
+    assert res.state == "OK", res.reason
+    assert res.metrics["dynamic_smem_bytes"] > 0
+    assert res.metrics["max_abs_error"] <= 1e-9 * max(1.0, runner.ref[runner.st.outputs[0][0]].max())
+
+
+@pytest.fixture(scope="module")
+def gpu_backend():  # type: ignore[no-untyped-def]
+    try:
+        from measurement.cuda import CudaBackend
+
+        return CudaBackend(0)
+    except Exception as exc:  # noqa: BLE001 - no PyCUDA or no GPU: skip
+        pytest.skip(f"no CUDA GPU usable here ({exc})")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("case", sorted(PF_CASES))
+def test_zq_prefetch_cases_match_numpy_on_the_gpu(case: str, gpu_backend) -> None:  # type: ignore[no-untyped-def]
+    from apps.stencil.runner import CudaStencilRunner
+
+    st, c = _pf_case(case)
+    runner = CudaStencilRunner(st, gpu_backend, repeats=1, warmup=0)
+    res = runner(c)
+    assert res.state == "OK", res.reason
+    assert res.metrics["dynamic_smem_bytes"] == max(cuda_zq_doubles(st, c)) * c["bx"] * c["by"] * st.itemsize
+    assert res.metrics["max_abs_error"] <= 1e-9 * max(1.0, runner.ref[st.outputs[0][0]].max())
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name,opt", _pf_opt_cases())
+def test_zq_option_sets_with_prefetch_match_numpy_on_the_gpu(name: str, opt: str, gpu_runners) -> None:  # type: ignore[no-untyped-def]
+    runner = gpu_runners[name]
+    res = runner({**cuda_config(opt), "prefetch": True})
     assert res.state == "OK", res.reason
     assert res.metrics["dynamic_smem_bytes"] > 0
     assert res.metrics["max_abs_error"] <= 1e-9 * max(1.0, runner.ref[runner.st.outputs[0][0]].max())
