@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The open issues' GPU jobs, one per device call (carry [".whl"]; .whl/opentuner/ from
+# scripts/fetch_opentuner_wheels.sh for `ot`). Every job stops itself LIMIT seconds after the
+# call starts (default 570, under the device's 600 s per command) and writes under $OUT.
+#   bash scripts/gpu_jobs.sh ot    [LIMIT]  issue 12: OpenTuner 0.8.8 itself, 8 stencils x 10 reps (CSTUNER.md)
+#   bash scripts/gpu_jobs.sh zqpf  [LIMIT]  issue 17: the GPU tests of zq with prefetch (STENCILS.md)
+#   bash scripts/gpu_jobs.sh mpi   [LIMIT]  issue 18: bench_mpi at 1, 8 and 32 ranks on the machine's CPUs
+# `ot` takes --missing-from $OT_DONE when that file exists (records of an earlier call), so a
+# second call runs only what the first did not finish.
+set -u
+job=${1:?name a job: ot, zqpf or mpi}; LIMIT=${2:-570}
+t0=$(date +%s)
+cd "$(dirname "$0")/.."
+. scripts/gpu_env.sh
+OUT=${OUT:-out-gpu}; mkdir -p "$OUT"
+nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/gpus.txt"
+ngpu=$(wc -l < "$OUT/gpus.txt")
+left() { echo $(( LIMIT - ($(date +%s) - t0) )); }
+MF="--allow-run-as-root --oversubscribe --bind-to none"
+case "$job" in
+  ot)
+    extra=(); [ -n "${OT_DONE:-}" ] && [ -f "$OT_DONE" ] && extra=(--missing-from "$OT_DONE")
+    l=$(left)
+    timeout $((l - 5)) "$PY" -m scripts.bench_cstuner_gpu --gpus "$ngpu" \
+      --stencils helmholtz,cheby,j3d7pt,addsgd4,hypterm,rhs4center,addsgd6,j3d27pt \
+      --tuners opentuner-0.8.8 --budget 48 --reps 10 --first-rep 0 "${extra[@]}" \
+      --parallelism 16 --deadline $((l - 90)) --run-timeout 110 --mpirun-flags "$MF" --out "$OUT/ot" \
+      > "$OUT/ot.log" 2>&1
+    echo "rc=$?"; tail -25 "$OUT/ot.log"; find "$OUT/ot" -name runs.jsonl -exec wc -l {} + ;;
+  zqpf)
+    timeout $(( $(left) - 5 )) "$PY" -m pytest tests/apps/test_stencil_cuda_zq.py -m cuda -k prefetch -q \
+      -p no:cacheprovider > "$OUT/cuda_tests_zq_prefetch.log" 2>&1
+    echo "rc=$?"; tail -8 "$OUT/cuda_tests_zq_prefetch.log" ;;
+  mpi)
+    timeout $(( $(left) - 5 )) "$PY" -m scripts.bench_mpi --params 2 --side 1000 --trials-per-rank 40 \
+      --ranks 1,8,32 --repeats 2 --modes central --techniques default --mpirun mpirun --mpirun-flags "$MF" \
+      --json "$OUT/mpi.json" > "$OUT/mpi.log" 2>&1
+    echo "rc=$?"; tail -20 "$OUT/mpi.log" ;;
+  *) echo "gpu_jobs: unknown job '$job'; name ot, zqpf or mpi" >&2; exit 2 ;;
+esac
