@@ -70,6 +70,7 @@ import logging
 import math
 import time
 from collections import deque
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -78,7 +79,12 @@ from scipy.special import ndtr
 from ensemble.errors import InfeasibleSpaceError, TechniqueError
 from ensemble.technique import Trial
 from techniques.base import FILTER_THRESHOLD, BaseTechnique
-from techniques.gaussian_process import GPHyper, PoolPosterior, fit_hyperparameters
+from techniques.gaussian_process import (
+    GPHyper,
+    PoolPosterior,
+    fit_hyperparameters,
+    fit_hyperparameters_steps,
+)
 
 __all__ = ["BayesOpt", "expected_improvement_fast"]
 
@@ -91,8 +97,10 @@ FAILURES_COMMON = 0.3
 
 _log = logging.getLogger(__name__)
 
-#: results over which the model's compute per result is compared with the gap between results
+#: results over which the model's compute per result is compared with the gap between results; with
+#: ``spread_refits``, four rounds of the workers (``4 * workers``) where that is more, up to MAX_WINDOW
 WINDOW = 32
+MAX_WINDOW = 512
 
 
 class _OneBlasThread:
@@ -174,6 +182,11 @@ class BayesOpt(BaseTechnique):
     several workers (``workers``, set by the search driver) and a
     ``compute_share``, the model also retires once its compute per result
     exceeds the time between results (docs/TECHNIQUES.md, "Many workers").
+    ``spread_refits`` (False): with several workers, run each refit after
+    the first as a job of bounded steps, one per result, while the current
+    posterior keeps answering (see ``_ready``; docs/bo_refit_s20/): the model
+    keeps up with 32 workers on 0.2 s evaluations, but at 8 simulated workers
+    the replay score dropped, so it is an option.
     """
 
     name: ClassVar[str] = "BayesOpt"
@@ -185,7 +198,7 @@ class BayesOpt(BaseTechnique):
                  compute_share: float | None = None, min_compute: float = 0.25,
                  incumbent: str = "mean", explore_failures: float = 0.05, exploit_tail: float = 0.1,
                  restart_patience: float | None = None, feasible_threshold: float = FILTER_THRESHOLD,
-                 failures_in_gp: str = "never", **options: Any) -> None:
+                 failures_in_gp: str = "never", spread_refits: bool = False, **options: Any) -> None:
         super().__init__(seed=seed, **options)
         if failures_in_gp not in ("never", "always", "common"):
             raise TechniqueError(f"BayesOpt: failures_in_gp must be 'never', 'always' or 'common' (got "
@@ -193,6 +206,9 @@ class BayesOpt(BaseTechnique):
                                  f"the worst value measured, 'common' does so once at least "
                                  f"{FAILURES_COMMON:.0%} of the initial design failed")
         self.failures_in_gp = failures_in_gp
+        #: with several workers, spread each refit over the following results (see ``_ready``); off by
+        #: default: at 8 simulated workers it lowered the replay score (docs/bo_refit_s20/)
+        self.spread_refits = bool(spread_refits)
         self._failures_common: bool | None = None  # 'common': decided once the initial design is in
         if not 0.0 < feasible_threshold < 1.0:
             raise TechniqueError(f"BayesOpt: feasible_threshold must be in (0, 1) (got {feasible_threshold!r}); "
@@ -261,6 +277,8 @@ class BayesOpt(BaseTechnique):
         self._center, self._scale = 0.0, 1.0
         self._refit_now = False
         self._pool_stale = False
+        self._resample_due = False  # the best moved since the sampled pool was last drawn afresh
+        self._job: Iterator[None] | None = None  # a spread refit in progress (see _ready)
         self._ahead: list[dict[str, Any]] = []  # picks of the last batch not handed out yet
         self._widest = 1  # the largest batch asked for (about 1.5 x the workers under MPI)
         self.fits = 0
@@ -270,7 +288,7 @@ class BayesOpt(BaseTechnique):
         self.evaluation_seconds = 0.0  # cost of the evaluations seen (Trial.cost)
         self._costed = 0  # trials that carried a cost
         # running compute at each of the last WINDOW + 1 results (the throughput test)
-        self._marks: deque[float] = deque(maxlen=WINDOW + 1)
+        self._marks: deque[float] = deque(maxlen=MAX_WINDOW + 1)
         self.retired: str | None = None  # why the model stopped, once it has
         if self.initial is not None:
             self._n_init = self.initial
@@ -306,7 +324,7 @@ class BayesOpt(BaseTechnique):
             return
         row = self._rows.get(h)
         if row is None:
-            self._rows[h] = self._gp.add(self.encode(trial.config), self._target(value))
+            self._rows[h] = self._gp.add(self.encode(trial.config), self._target(value), col=i)
         else:
             self._gp.set_target(row, self._target(value))
         self._real_rows += 1
@@ -326,8 +344,13 @@ class BayesOpt(BaseTechnique):
         self._charge_evaluation(trial)
         if self.retired is None:
             t0 = self.clock()
-            self._learn(trial)
-            self._pool_stale = self._pool_stale or improved
+            with self._one_blas_thread():
+                self._learn(trial)
+                self._pool_stale = self._pool_stale or improved
+                self._resample_due = self._resample_due or improved
+                if self._job is None and self._gp is not None and self._refit_due() and self._spread():
+                    self._job = self._refit_steps()  # started here, not at the next batch: one step per result
+                self._advance()
             self._marks.append(self.compute_seconds)
             self._charge_compute(t0)
 
@@ -366,6 +389,22 @@ class BayesOpt(BaseTechnique):
         """Evaluations the set-up is spread over: the budget; without one, at least ten initial designs."""
         return max(int(self.budget) if self.budget else 10 * self._n_init, self._costed)
 
+    def _window(self) -> int:
+        """Results the throughput test averages over: WINDOW; with ``spread_refits`` four rounds of the
+        workers where that is longer.
+
+        Why longer under many workers: the search driver keeps 1.5 x the
+        workers queued, so a step of up to half a round of evaluations is
+        absorbed; what holds workers up is compute per result above the gap
+        sustained over rounds.  A 32-result window at 32 workers (0.2 s of
+        results at 0.2 s evaluations) was filled by one refit of 0.1-0.3 s
+        while the mean over 100-result stretches was 2-5 ms of the 6.25 ms
+        gap (docs/bo_refit_s20/).
+        """
+        if not self.spread_refits:  # refits in one piece: their bursts do hold the workers up
+            return WINDOW
+        return min(MAX_WINDOW, max(WINDOW, 4 * int(self.workers)))
+
     def _charge_compute(self, t0: float) -> None:
         """Add the time since ``t0`` to the model's compute; retire when it outweighs the evaluations.
 
@@ -397,19 +436,21 @@ class BayesOpt(BaseTechnique):
         elif self.setup_seconds > max(self.compute_share * projected, self.min_compute):
             self.retired = (f"model set-up {self.setup_seconds:.3g} s exceeded {self.compute_share:g} of the "
                             f"{projected:.3g} s its {self._horizon()} evaluations are projected to cost")
-        elif self.workers > 1 and len(self._marks) == self._marks.maxlen:
+        elif self.workers > 1 and len(self._marks) > self._window():
             # many workers: a result arrives every mean_cost / workers seconds; a model whose compute per
             # result is longer than that keeps workers waiting however small its share of their time is
-            per_result = (self._marks[-1] - self._marks[0]) / WINDOW
+            window = self._window()
+            per_result = (self._marks[-1] - self._marks[-1 - window]) / window
             gap = mean_cost / self.workers
             if per_result > gap:
-                self.retired = (f"model compute {1000 * per_result:.3g} ms per result (last {WINDOW}) exceeded "
+                self.retired = (f"model compute {1000 * per_result:.3g} ms per result (last {window}) exceeded "
                                 f"the {1000 * gap:.3g} ms between results of {self.workers} workers")
         if self.retired is not None:
             _log.info("BayesOpt retired after %d observations: %s; the other techniques go on",
                       len(self._obs), self.retired)
             # free the posterior (observations x candidates); nothing reads it any more
             self._gp = None
+            self._job = None
             self._pool_configs, self._pool_hashes, self._pool_index = [], [], {}
             self._Xp = np.zeros((0, int(self.space.dims)))
             self._avail = np.zeros(0, dtype=bool)
@@ -446,7 +487,7 @@ class BayesOpt(BaseTechnique):
         else:
             self._enumerated = False
             self._resample_pool()
-        self._pool_stale = False
+        self._pool_stale = self._resample_due = False
 
     def _resample_pool(self) -> None:
         """A fresh sampled pool (large spaces), with the hashes ``_sampled_candidates`` already computed."""
@@ -473,16 +514,19 @@ class BayesOpt(BaseTechnique):
         except InfeasibleSpaceError:  # sampling found nothing: local moves remain
             pass
         finite = sorted(((v, h) for h, (_, v) in self._obs.items() if math.isfinite(v)))[: self.incumbents]
-        rate = min(0.5, 2.0 / max(int(self.space.dims), 1))
         for rank, (_, h) in enumerate(finite):
-            best = self._obs[h][0]
-            for c in self.space.neighbours(best, self.rng):
-                add(c)
-            x = self.encode(best)
-            for _ in range(20 if rank == 0 else 5):
-                add(self.space.mutate(best, self.rng, rate=rate))
-                add(self.decode(x + self.rng.normal(0.0, 0.05, x.shape)))
+            self._local_moves(self._obs[h][0], rank, add)
         return cands
+
+    def _local_moves(self, best: dict[str, Any], rank: int, add: Any) -> None:
+        """Neighbours, mutations and small perturbations of ``best`` (the ``rank``-th best), passed to ``add``."""
+        rate = min(0.5, 2.0 / max(int(self.space.dims), 1))
+        for c in self.space.neighbours(best, self.rng):
+            add(c)
+        x = self.encode(best)
+        for _ in range(20 if rank == 0 else 5):
+            add(self.space.mutate(best, self.rng, rate=rate))
+            add(self.decode(x + self.rng.normal(0.0, 0.05, x.shape)))
 
     # -- initial design ------------------------------------------------------
     def _initial_design(self, n: int) -> list[dict[str, Any]]:
@@ -595,30 +639,176 @@ class BayesOpt(BaseTechnique):
         self.fits += 1
         self._n_at_fit = len(data)
         self._refit_now = False
+        self._job = None  # a spread refit in progress is superseded
         if self._enumerated is False and self._pool_stale:
+            self._gp = None  # the posterior is rebuilt below: not its V for the new pool first
             self._resample_pool()
-            self._pool_stale = False
+            self._pool_stale = self._resample_due = False
         gp = PoolPosterior.from_data(self._hyper, X, y, self._Xp)
         self._rows = {self.hash(c): i for i, (c, _) in enumerate(data)}
         self._real_rows = len(data)
         self._gp = gp
-        for h, c in self._pending.items():
-            mu, _ = gp.predict_at(self.encode(c))
-            self._rows[h] = gp.add(self.encode(c), mu)
+        self._add_pending(gp)
         if t_start is not None:
             self._setup_section(t_start)
 
+    def _add_pending(self, gp: PoolPosterior) -> None:
+        """Re-add the configurations in flight as kriging-believer fantasies at their posterior mean.
+
+        One block: a fantasy at the posterior mean leaves the mean unchanged
+        everywhere, so every fantasy is the mean given the measured rows
+        alone, the same values as adding them one after the other.
+        """
+        items = list(self._pending.items())
+        if not items:
+            return
+        cols = np.array([self._pool_index.get(h, -1) for h, _ in items], dtype=int)
+        X = np.vstack([self.encode(c) for _, c in items])
+        first = gp.add_block(X, gp.means_at(X, cols), cols)
+        for k, (h, _) in enumerate(items):
+            self._rows[h] = first + k
+
     def _ready(self) -> None:
-        """Refit when due, or refresh a sampled pool that went stale (the best moved)."""
+        """Refit when due, or refresh a sampled pool that went stale (the best moved).
+
+        Spread (``spread_refits``, several workers): a due refit starts a job
+        that ``_update`` advances one bounded step per result while the
+        current posterior goes on answering; a stale sampled pool gets local
+        candidates around the new best appended instead of a fresh pool (the
+        next refit draws one).
+        """
+        if self._job is not None:
+            return
         if self._refit_due():
-            self._refit()
+            if self._spread():
+                self._job = self._refit_steps()
+                self._advance()
+            else:
+                self._refit()
         elif self._enumerated is False and self._pool_stale:
-            self._resample_pool()
+            if self._spread():
+                self._extend_pool_locally()
+            else:
+                self._resample_pool()
+                self._resample_due = False
             self._pool_stale = False
 
+    def _spread(self) -> bool:
+        """Whether refits are spread over results: several workers, a posterior to answer with meanwhile."""
+        return (self.spread_refits and self.workers > 1 and self._gp is not None
+                and self.failures_in_gp == "never")
+
+    def _advance(self) -> None:
+        """One step of the refit job in progress (one per result: what is computed does not depend on time)."""
+        if self._job is None:
+            return
+        if self._gp is None:  # retired
+            self._job = None
+            return
+        try:
+            next(self._job)
+        except StopIteration:
+            self._job = None
+
+    def _refit_steps(self) -> Iterator[None]:
+        """``_refit`` in steps (see ``_ready``): the data and the random draws are taken at the start;
+        the hyperparameters in chunks of L-BFGS-B iterations; the posterior by column blocks; then the
+        results that came meanwhile and the configurations in flight join it in one block."""
+        self._refit_now = False  # (a value <= 0 ends the log transform: this fit is on the data as it is now)
+        data = self._gp_data()
+        values = np.array([v for _, v in data])
+        log = bool(values.min() > 0)
+        g = np.log(values) if log else values
+        center = float(g.mean())
+        scale = float(g.std()) if g.std() > 1e-12 else 1.0
+        X = np.vstack([self.encode(c) for c, _ in data])
+        y = (g - center) / scale
+        fit = np.arange(len(data))
+        if len(fit) > self.fit_subset:
+            fit = np.sort(self.rng.choice(len(fit), self.fit_subset, replace=False))
+        # from the previous fit only (the first fit, in one piece, had its random restarts): a random
+        # restart doubled the cost of the refits of results 50-300, which at 32 workers alone exceeded
+        # the time between results (docs/bo_refit_s20/)
+        restarts = 0
+        # one step per start (the same starts, draws and iterations as fit_hyperparameters): L-BFGS-B
+        # cut into smaller pieces loses its curvature memory and, in the stand-in
+        # (scripts/bench_bo_pick.py --workers), cost several times the iterations in all
+        steps = fit_hyperparameters_steps(X[fit], y[fit], self.rng, start=self._hyper, restarts=restarts, chunk=50)
+        hyper = None
+        while hyper is None:
+            hyper = next(steps)
+            if hyper is None:
+                yield None
+        cands = None
+        if self._enumerated is False and self._resample_due:
+            cands = self._sampled_candidates()
+            self._resample_due = False
+            pool_X = np.vstack([self.encode(c) for c in cands.values()]) if cands else self._Xp[:0]
+            yield None
+        else:
+            pool_X = self._Xp
+        post = None
+        for post in PoolPosterior.build_steps(hyper, X, y, pool_X):
+            if post is None:
+                yield None
+        assert post is not None
+        # the swap: from here the new posterior answers
+        self._hyper, self._log, self._center, self._scale = hyper, log, center, scale
+        self.fits += 1
+        self._n_at_fit = len(data)
+        self._gp = None
+        if cands is not None:
+            self._set_pool(list(cands.values()), list(cands))
+            self._pool_stale = False
+        self._rows = {self.hash(c): i for i, (c, _) in enumerate(data)}
+        later = [(h, c, v) for h, (c, v) in self._obs.items()
+                 if h not in self._rows and math.isfinite(v) and not (log and v <= 0)]
+        if later:
+            cols = np.array([self._pool_index.get(h, -1) for h, _, _ in later], dtype=int)
+            first = post.add_block(np.vstack([self.encode(c) for _, c, _ in later]),
+                                   np.array([self._target(v) for _, _, v in later]), cols)
+            for k, (h, _, _) in enumerate(later):
+                self._rows[h] = first + k
+        self._real_rows = len(data) + len(later)
+        self._gp = post
+        self._add_pending(post)
+
+    def _extend_pool_locally(self) -> None:
+        """Append local moves around the best configuration to a sampled pool (O(m^2 p), not a new pool)."""
+        finite = [(v, h) for h, (_, v) in self._obs.items() if math.isfinite(v)]
+        if not finite:
+            return
+        best = self._obs[min(finite)[1]][0]
+        cands: dict[str, dict[str, Any]] = {}
+
+        def add(config: dict[str, Any]) -> None:
+            h = self.hash(config)
+            if h not in cands and h not in self._pool_index and not self._seen(h):
+                cands[h] = dict(config)
+
+        self._local_moves(best, 0, add)
+        if not cands:
+            return
+        start = len(self._pool_configs)
+        new_X = np.vstack([self.encode(c) for c in cands.values()])
+        self._pool_configs = self._pool_configs + list(cands.values())
+        self._pool_hashes = self._pool_hashes + list(cands)
+        self._pool_index.update({h: start + k for k, h in enumerate(cands)})
+        self._Xp = np.vstack([self._Xp, new_X])
+        self._avail = np.concatenate([self._avail, np.ones(len(cands), dtype=bool)])
+        if self._gp is not None:
+            self._gp.extend_pool(new_X)
+        if self.feasibility is not None:
+            self.feasibility.set_pool(self._Xp)
+
     def _refit_due(self) -> bool:
+        # spread over several workers: at least two results per worker between refits (W results are in
+        # flight and the picks are a quarter queue stale anyway; early, the growth rule alone refits
+        # every few results, and at 32 workers the refits of results 50-300 alone cost more than the
+        # time between results: docs/bo_refit_s20/)
+        least = 2 * self.workers if self._spread() else 1
         return (self._gp is None or self._refit_now
-                or self._real_rows >= max(self._n_at_fit + 1, self.refit_growth * self._n_at_fit))
+                or self._real_rows >= max(self._n_at_fit + least, self.refit_growth * self._n_at_fit))
 
     # -- basin restarts --------------------------------------------------------
     def _ei_batch(self, k: int) -> list[dict[str, Any]]:
@@ -713,7 +903,9 @@ class BayesOpt(BaseTechnique):
         gp = self._gp
         assert gp is not None
         mu_all, _ = gp.predict()
-        best = self._target(self.best_value) if math.isfinite(self.best_value) else None
+        # (a best value <= 0 while the log transform is still in use: a spread refit without it is running)
+        usable = math.isfinite(self.best_value) and not (self._log and self.best_value <= 0)
+        best = self._target(self.best_value) if usable else None
         if self.incumbent == "mean":
             measured = [(h, r) for h, r in self._rows.items() if h not in self._pending]
             at = [self._pool_index.get(h) for h, _ in measured] if self._enumerated else [None]
@@ -765,7 +957,7 @@ class BayesOpt(BaseTechnique):
                 j = int(np.lexsort((self.rng.random(len(idx)), lcb))[0])
             i = int(idx[j])
             config = self._pool_configs[i]
-            self._rows[self._pool_hashes[i]] = gp.add(self._Xp[i], float(mu[j]))  # kriging believer
+            self._rows[self._pool_hashes[i]] = gp.add(self._Xp[i], float(mu[j]), col=i)  # kriging believer
             self._avail[i] = False
             self._pending[self._pool_hashes[i]] = config
             out.append(config)

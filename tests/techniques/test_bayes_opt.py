@@ -481,7 +481,7 @@ def test_after_a_tenth_of_the_budget_without_a_new_best_it_restarts_in_another_b
     assert BayesOpt().restart_patience is None  # off by default (docs/TECHNIQUES.md)
     bo = BayesOpt(seed=3, initial=8, restart_patience=0.1)
     bo.bind(space, budget=200, rng=np.random.default_rng(3))
-    flat = lambda c: 1.0 if (c["a"], c["b"]) != (0, 0) else 0.5  # noqa: E731 - one best corner, else flat
+    flat = lambda c: 1.0 if (c["a"], c["b"]) != (0, 0) else 0.5  # one best corner, else flat
     seen: list[dict] = []
     episodes: list[tuple[int, dict, dict]] = []
     within: list[int] = []
