@@ -177,11 +177,16 @@ class _Child:
             self.close()
             raise TechniqueError(f"{NAME}: OpenTuner gave no answer in {self.timeout:g} s; its process was "
                                  f"killed.{self.stderr_tail()}") from None
-        if line is None:
-            self.proc.wait(timeout=10)
-            raise TechniqueError(f"{NAME}: the OpenTuner process (OPENTUNER_PYTHON={self.python}) exited with "
-                                 f"{self.proc.returncode} before answering.{self.stderr_tail()} If it cannot "
-                                 f"import OpenTuner: {FIX}")
+        if line is None:  # its stdout closed: it died (or is dying)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+            message = (f"{NAME}: the OpenTuner process (OPENTUNER_PYTHON={self.python}) exited with "
+                       f"{self.proc.returncode} before answering.{self.stderr_tail()} If it cannot "
+                       f"import OpenTuner: {FIX}")
+            self.close()   # later calls then fail at once instead of waiting out the reply timeout
+            raise TechniqueError(message)
         reply: dict[str, Any] = json.loads(line)
         if "error" in reply:
             self.close()

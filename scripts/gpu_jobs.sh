@@ -19,14 +19,21 @@ left() { echo $(( LIMIT - ($(date +%s) - t0) )); }
 MF="--allow-run-as-root --oversubscribe --bind-to none"
 case "$job" in
   ot)
-    extra=(); [ -n "${OT_DONE:-}" ] && [ -f "$OT_DONE" ] && extra=(--missing-from "$OT_DONE")
+    extra=()
+    if [ -n "${OT_DONE:-}" ]; then
+      [ -f "$OT_DONE" ] || { echo "gpu_jobs: OT_DONE=$OT_DONE: no such file (copy the first call's runs.jsonl into the tree)" >&2; exit 2; }
+      extra=(--missing-from "$OT_DONE")
+    fi
     l=$(left)
     timeout $((l - 5)) "$PY" -m scripts.bench_cstuner_gpu --gpus "$ngpu" \
       --stencils helmholtz,cheby,j3d7pt,addsgd4,hypterm,rhs4center,addsgd6,j3d27pt \
       --tuners opentuner-0.8.8 --budget 48 --reps 10 --first-rep 0 "${extra[@]}" \
       --parallelism 16 --deadline $((l - 90)) --run-timeout 110 --mpirun-flags "$MF" --out "$OUT/ot" \
       > "$OUT/ot.log" 2>&1
-    echo "rc=$?"; tail -25 "$OUT/ot.log"; find "$OUT/ot" -name runs.jsonl -exec wc -l {} + ;;
+    rc=$?
+    # cut short by the timeout, the parent did not merge its workers' records: merge them here
+    [ -f "$OUT/ot/runs.jsonl" ] || cat "$OUT"/ot/gpu*/runs.jsonl > "$OUT/ot/runs.jsonl" 2>/dev/null
+    echo "rc=$rc"; tail -25 "$OUT/ot.log"; wc -l "$OUT/ot/runs.jsonl" ;;
   zqpf)
     timeout $(( $(left) - 5 )) "$PY" -m pytest tests/apps/test_stencil_cuda_zq.py -m cuda -k prefetch -q \
       -p no:cacheprovider > "$OUT/cuda_tests_zq_prefetch.log" 2>&1

@@ -208,6 +208,9 @@ class BayesOpt(BaseTechnique):
         self.failures_in_gp = failures_in_gp
         #: with several workers, spread each refit over the following results (see ``_ready``); off by
         #: default: at 8 simulated workers it lowered the replay score (docs/bo_refit_s20/)
+        if not isinstance(spread_refits, (bool, np.bool_)):
+            raise TechniqueError(f"BayesOpt: spread_refits must be True or False (got {spread_refits!r}); True "
+                                 f"spreads each refit over the following results when several workers measure")
         self.spread_refits = bool(spread_refits)
         self._failures_common: bool | None = None  # 'common': decided once the initial design is in
         if not 0.0 < feasible_threshold < 1.0:
@@ -401,8 +404,8 @@ class BayesOpt(BaseTechnique):
         while the mean over 100-result stretches was 2-5 ms of the 6.25 ms
         gap (docs/bo_refit_s20/).
         """
-        if not self.spread_refits:  # refits in one piece: their bursts do hold the workers up
-            return WINDOW
+        if not self.spread_refits or self.failures_in_gp != "never":  # refits in one piece (see _spread):
+            return WINDOW                                                # their bursts do hold the workers up
         return min(MAX_WINDOW, max(WINDOW, 4 * int(self.workers)))
 
     def _charge_compute(self, t0: float) -> None:

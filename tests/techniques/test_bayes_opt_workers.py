@@ -199,3 +199,17 @@ def test_the_throughput_test_averages_over_four_rounds_only_when_refits_are_spre
     assert spread._window() == 128 and plain._window() == 32
     spread.workers = 4
     assert spread._window() == 32
+    mixed = BayesOpt(spread_refits=True, failures_in_gp="always")  # refits stay in one piece there (_spread)
+    mixed.workers = 32
+    assert mixed._window() == 32
+
+
+def test_spread_refits_takes_a_bool_only() -> None:
+    """A string such as 'false' must not switch the option on by being truthy."""
+    import pytest
+
+    from ensemble.errors import TechniqueError
+
+    for bad in ("false", "off", 1, None):
+        with pytest.raises(TechniqueError, match="spread_refits must be True or False"):
+            BayesOpt(spread_refits=bad)
