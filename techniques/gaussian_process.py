@@ -186,10 +186,9 @@ class PoolPosterior:
         self._q = np.zeros(len(self._pool))  # colsum(V^2)
 
     @classmethod
-    def from_data(cls, hyper: GPHyper, X: np.ndarray, targets: np.ndarray, pool: np.ndarray) -> PoolPosterior:
-        """All observations at once: one Cholesky and one triangular solve (BLAS 3) instead of m updates."""
+    def _sized(cls, hyper: GPHyper, pool: np.ndarray, m: int) -> tuple[PoolPosterior, int]:
+        """An empty posterior whose arrays already hold ``m`` observations (the capacity doubled up to it)."""
         post = cls(hyper, pool)
-        m = len(X)
         while post._cap < m:
             post._cap *= 2
         cap = post._cap
@@ -198,6 +197,12 @@ class PoolPosterior:
         post._t = np.zeros(cap)
         post._z = np.zeros(cap)
         post._V = np.zeros((cap, len(post._pool)))
+        return post, m
+
+    @classmethod
+    def from_data(cls, hyper: GPHyper, X: np.ndarray, targets: np.ndarray, pool: np.ndarray) -> PoolPosterior:
+        """All observations at once: one Cholesky and one triangular solve (BLAS 3) instead of m updates."""
+        post, m = cls._sized(hyper, pool, len(X))
         if m:
             K = post._k(X, X) + (hyper.noise + JITTER) * np.eye(m)
             post._L[:m, :m] = np.linalg.cholesky(K)
@@ -221,16 +226,7 @@ class PoolPosterior:
         work is spread and what is computed does not depend on the timing.
         The result equals ``from_data``'s (the same solves, by column blocks).
         """
-        post = cls(hyper, pool)
-        m = len(X)
-        while post._cap < m:
-            post._cap *= 2
-        cap = post._cap
-        post._X = np.zeros((cap, post.dims))
-        post._L = np.zeros((cap, cap))
-        post._t = np.zeros(cap)
-        post._z = np.zeros(cap)
-        post._V = np.zeros((cap, len(post._pool)))
+        post, m = cls._sized(hyper, pool, len(X))
         if m:
             K = post._k(X, X) + (hyper.noise + JITTER) * np.eye(m)
             L = np.linalg.cholesky(K)
