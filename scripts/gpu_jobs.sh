@@ -3,12 +3,14 @@
 # scripts/fetch_opentuner_wheels.sh for `ot`). Every job stops itself LIMIT seconds after the
 # call starts (default 570, under the device's 600 s per command) and writes under $OUT.
 #   bash scripts/gpu_jobs.sh ot    [LIMIT]  issue 12: OpenTuner 0.8.8 itself, 8 stencils x 10 reps (CSTUNER.md)
+#   bash scripts/gpu_jobs.sh pair  [LIMIT]  issue 12: CsTuner and OpenTuner 0.8.8 on one machine, REPS (7) reps
+#                                          each, so their iso-time curves share the host's compile speed
 #   bash scripts/gpu_jobs.sh zqpf  [LIMIT]  issue 17: the GPU tests of zq with prefetch (STENCILS.md)
 #   bash scripts/gpu_jobs.sh mpi   [LIMIT]  issue 18: bench_mpi at 1, 8 and 32 ranks on the machine's CPUs
 # `ot` takes --missing-from $OT_DONE when that file exists (records of an earlier call), so a
 # second call runs only what the first did not finish.
 set -u
-job=${1:?name a job: ot, zqpf or mpi}; LIMIT=${2:-570}
+job=${1:?name a job: ot, pair, zqpf or mpi}; LIMIT=${2:-570}
 t0=$(date +%s)
 cd "$(dirname "$0")/.."
 . scripts/gpu_env.sh
@@ -34,6 +36,16 @@ case "$job" in
     # cut short by the timeout, the parent did not merge its workers' records: merge them here
     [ -f "$OUT/ot/runs.jsonl" ] || cat "$OUT"/ot/gpu*/runs.jsonl > "$OUT/ot/runs.jsonl" 2>/dev/null
     echo "rc=$rc"; tail -25 "$OUT/ot.log"; wc -l "$OUT/ot/runs.jsonl" ;;
+  pair)
+    l=$(left)
+    timeout $((l - 5)) "$PY" -m scripts.bench_cstuner_gpu --gpus "$ngpu" \
+      --stencils hypterm,rhs4center,addsgd6,addsgd4,j3d27pt,helmholtz,cheby,j3d7pt \
+      --tuners CsTuner,opentuner-0.8.8 --budget 48 --reps "${REPS:-7}" --first-rep 0 \
+      --parallelism 16 --deadline $((l - 90)) --run-timeout 110 --mpirun-flags "$MF" --out "$OUT/pair" \
+      > "$OUT/pair.log" 2>&1
+    rc=$?
+    [ -f "$OUT/pair/runs.jsonl" ] || cat "$OUT"/pair/gpu*/runs.jsonl > "$OUT/pair/runs.jsonl" 2>/dev/null
+    echo "rc=$rc"; tail -25 "$OUT/pair.log"; wc -l "$OUT/pair/runs.jsonl" ;;
   zqpf)
     timeout $(( $(left) - 5 )) "$PY" -m pytest tests/apps/test_stencil_cuda_zq.py -m cuda -k prefetch -q \
       -p no:cacheprovider > "$OUT/cuda_tests_zq_prefetch.log" 2>&1
@@ -43,5 +55,5 @@ case "$job" in
       --ranks 1,8,32 --repeats 2 --modes central --techniques default --mpirun mpirun --mpirun-flags "$MF" \
       --json "$OUT/mpi.json" > "$OUT/mpi.log" 2>&1
     echo "rc=$?"; tail -20 "$OUT/mpi.log" ;;
-  *) echo "gpu_jobs: unknown job '$job'; name ot, zqpf or mpi" >&2; exit 2 ;;
+  *) echo "gpu_jobs: unknown job '$job'; name ot, pair, zqpf or mpi" >&2; exit 2 ;;
 esac
