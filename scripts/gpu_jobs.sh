@@ -6,11 +6,14 @@
 #   bash scripts/gpu_jobs.sh pair  [LIMIT]  issue 12: CsTuner and OpenTuner 0.8.8 on one machine, REPS (7) reps
 #                                          each, so their iso-time curves share the host's compile speed
 #   bash scripts/gpu_jobs.sh zqpf  [LIMIT]  issue 17: the GPU tests of zq with prefetch (STENCILS.md)
+#   bash scripts/gpu_jobs.sh pf17  [LIMIT]  issue 17: four GPUs: Nsight Compute on zq with and without prefetch
+#                                          (docs/stencil_gpu_results/issue17_zqpf/plan.json), then 5 x 300 searches
+#                                          of hypterm and rhs4center with prefetch free to combine with zq
 #   bash scripts/gpu_jobs.sh mpi   [LIMIT]  issue 18: bench_mpi at 1, 8 and 32 ranks on the machine's CPUs
 # `ot` takes --missing-from $OT_DONE when that file exists (records of an earlier call), so a
 # second call runs only what the first did not finish.
 set -u
-job=${1:?name a job: ot, pair, zqpf or mpi}; LIMIT=${2:-570}
+job=${1:?name a job: ot, pair, zqpf, pf17 or mpi}; LIMIT=${2:-570}
 t0=$(date +%s)
 cd "$(dirname "$0")/.."
 . scripts/gpu_env.sh
@@ -50,10 +53,21 @@ case "$job" in
     timeout $(( $(left) - 5 )) "$PY" -m pytest tests/apps/test_stencil_cuda_zq.py -m cuda -k prefetch -q \
       -p no:cacheprovider > "$OUT/cuda_tests_zq_prefetch.log" 2>&1
     echo "rc=$?"; tail -8 "$OUT/cuda_tests_zq_prefetch.log" ;;
+  pf17)
+    [ "$ngpu" -ge 4 ] || { echo "gpu_jobs: pf17 needs four GPUs, this machine has $ngpu" >&2; exit 2; }
+    end=$(( t0 + LIMIT - 15 ))
+    W=docs/stencil_gpu_results/issue17_h100_full/run_watch.sh
+    PLAN=docs/stencil_gpu_results/issue17_zqpf/plan.json
+    OUT="$OUT" PY="$PY" bash scripts/gpu_fanout.sh \
+      "DEADLINE=220 bash scripts/gpu_ncu.sh --plan $PLAN; END=$end bash $W hypterm:5:1:130" \
+      "END=$end bash $W hypterm:1:2:130 rhs4center:1:1:145" \
+      "END=$end bash $W hypterm:3:2:130 rhs4center:2:1:145" \
+      "END=$end bash $W rhs4center:3:3:145"
+    echo "rc=$?" ;;
   mpi)
     timeout $(( $(left) - 5 )) "$PY" -m scripts.bench_mpi --params 2 --side 1000 --trials-per-rank 40 \
       --ranks 1,8,32 --repeats 2 --modes central --techniques default --mpirun mpirun --mpirun-flags "$MF" \
       --json "$OUT/mpi.json" > "$OUT/mpi.log" 2>&1
     echo "rc=$?"; tail -20 "$OUT/mpi.log" ;;
-  *) echo "gpu_jobs: unknown job '$job'; name ot, pair, zqpf or mpi" >&2; exit 2 ;;
+  *) echo "gpu_jobs: unknown job '$job'; name ot, pair, zqpf, pf17 or mpi" >&2; exit 2 ;;
 esac
