@@ -94,11 +94,18 @@ def _child(ns: argparse.Namespace) -> None:
         # who proposed the measured trials: the share the model (BayesOpt) proposed
         by_tech = dict(con.execute("SELECT technique, COUNT(*) FROM requests WHERE duplicate = 0 "
                                    "AND state NOT IN ('WAITING', 'RUNNING') GROUP BY technique").fetchall())
+        # when each measured request was claimed and finished, in seconds from the first claim (the
+        # store's clock): the loop's steady throughput and the workers' busy share (see _loop_figures)
+        spans = con.execute("SELECT (julianday(claimed_at) - j0) * 86400.0, (julianday(finished_at) - j0) * 86400.0 "
+                            "FROM requests, (SELECT MIN(julianday(claimed_at)) AS j0 FROM requests WHERE duplicate = 0) "
+                            "WHERE duplicate = 0 AND claimed_at IS NOT NULL AND finished_at IS NOT NULL").fetchall()
         con.close()
         Path(ns.out).write_text(json.dumps({
             "elapsed": elapsed, "measured": unique, "per_rank": measured, "measured_twice": twice,
             "evaluations": result.evaluations, "test_limit": ns.limit, "duplicates": result.duplicates,
             "by_technique": by_tech, "best": result.best_value, "rank0_cpu": cpu,
+            "spans": [[round(a, 4), round(b, 4)] for a, b in spans],
+            "measurers": comm.Get_size() * max(1, settings.parallelism),
         }))
 
 
@@ -122,9 +129,39 @@ def _one(n: int, mode: str, technique: str, ns: argparse.Namespace, repeat: int 
     # rank 0's CPU time (search driver, its measuring thread, the database) per measured trial: at N ranks
     # of a `sleep`-second objective the driver must keep up with one result every sleep / N seconds
     rec["rank0_cpu_ms"] = 1000 * rec.get("rank0_cpu", float("nan")) / max(rec["measured"], 1)
+    rec.update(_loop_figures(rec))
     counted = sum(rec["by_technique"].values())
     rec["model_share"] = rec["by_technique"].get(MODEL, 0) / counted if counted else float("nan")
     return rec
+
+
+def _loop_figures(rec: dict[str, Any]) -> dict[str, float]:
+    """What the whole-run rate mixes together, taken apart from the database's claim and finish stamps.
+
+    * ``steady_rate``: results per second between the 10th and the 90th
+      percentile of the finish times: the loop's throughput without the
+      start (run creation, the model's first design, ranks joining) and the
+      tail (the last trials, the barrier, rank 0's report);
+    * ``busy``: the share of the measurers' time inside a trial (claim to
+      finish) over that same window of finish times, with every measurer of
+      every rank counted: below 1 is time a worker waited for a request or
+      for the database;
+    * ``outside_s``: the run's wall time minus first claim to last finish.
+
+    Why: at 32 ranks the whole-run rate was 18-19x one rank while rank 0's
+    CPU was busy a fifth of the time; these say whether the rest is fixed
+    cost at the ends of a short run or waiting inside the loop.
+    """
+    spans = sorted(rec.get("spans") or [], key=lambda s: s[1])
+    if len(spans) < 10:
+        return {"steady_rate": float("nan"), "busy": float("nan"), "outside_s": float("nan")}
+    ends = [b for _, b in spans]
+    lo, hi = int(0.1 * len(ends)), int(0.9 * len(ends))
+    t_lo, t_hi = ends[lo], ends[hi]
+    steady = (hi - lo) / (t_hi - t_lo) if t_hi > t_lo else float("nan")
+    inside = sum(max(0.0, min(b, t_hi) - max(a, t_lo)) for a, b in spans)
+    busy = inside / (rec.get("measurers", 1) * (t_hi - t_lo)) if t_hi > t_lo else float("nan")
+    return {"steady_rate": steady, "busy": busy, "outside_s": rec["elapsed"] - (ends[-1] - min(a for a, _ in spans))}
 
 
 def resolve_mpirun(given: str | None) -> str | None:
@@ -181,11 +218,13 @@ def main(argv: list[str] | None = None) -> int:
     if ns.profile:
         print("# --profile: rank 0 runs under cProfile, so its CPU ms and the trials/s are inflated")
     print("| mode | technique | ranks | trials/s (median) | x 1 rank | measured twice | measured / test_limit "
-          "| model proposed | rank 0 CPU ms / trial | best |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| model proposed | rank 0 CPU ms / trial | best | steady trials/s (10-90 %) | steady x 1 rank "
+          "| workers busy | s outside the loop |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for technique in ns.techniques.split(","):
         for mode in ns.modes.split(","):
             base = None
+            steady_base = float("nan")
             for n in ranks:
                 # interleave repeats across configurations would be fairer; repeats stay adjacent
                 recs = [_one(n, mode, technique, ns, k) for k in range(ns.repeats)]
@@ -200,10 +239,16 @@ def main(argv: list[str] | None = None) -> int:
                 share = statistics.median(r["model_share"] for r in recs)
                 best = statistics.median(r["best"] for r in recs)
                 cpu_ms = statistics.median(r["rank0_cpu_ms"] for r in recs)
+                steady = statistics.median(r["steady_rate"] for r in recs)
+                if n == ranks[0]:
+                    steady_base = steady / n if n > 1 else steady
+                busy = statistics.median(r["busy"] for r in recs)
+                outside = statistics.median(r["outside_s"] for r in recs)
                 rows.append({"mode": mode, "technique": technique, "ranks": n, "rate": rate,
                              "ratio": ratio, "measured_twice": twice, "model_share": share, "records": recs})
                 print(f"| {mode} | {technique} | {n} | {rate:.2f} | {ratio:.2f} | {twice} | {budget} "
-                      f"| {share:.0%} | {cpu_ms:.1f} | {best:g} |", flush=True)
+                      f"| {share:.0%} | {cpu_ms:.1f} | {best:g} | {steady:.2f} | {steady / steady_base:.2f} "
+                      f"| {busy:.0%} | {outside:.1f} |", flush=True)
     if ns.json:
         Path(ns.json).write_text(json.dumps(rows, indent=1))
     return 0

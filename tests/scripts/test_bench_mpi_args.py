@@ -28,3 +28,20 @@ def test_a_path_is_kept_and_a_missing_name_gives_none(tmp_path: Path, monkeypatc
     assert resolve_mpirun("./mpirun") == str(exe.resolve())
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     assert resolve_mpirun("no-such-mpirun-here") is None
+
+
+def test_loop_figures_separate_the_steady_loop_from_the_ends() -> None:
+    """Two measurers, each back to back in 1 s trials for 20 s, in a run of 25 s: the steady rate is
+    2 per second, the measurers are busy all the window, and 5 s of the run is outside the loop."""
+    from scripts.bench_mpi import _loop_figures
+
+    spans = [[float(k), float(k + 1)] for k in range(20)] * 2
+    fig = _loop_figures({"spans": spans, "measurers": 2, "elapsed": 25.0})
+    assert abs(fig["steady_rate"] - 2.0) < 0.15
+    assert abs(fig["busy"] - 1.0) < 1e-9
+    assert abs(fig["outside_s"] - 5.0) < 1e-9
+    # one measurer idle half the time between its trials: half as busy, half the rate
+    gaps = [[2.0 * k, 2.0 * k + 1] for k in range(20)]
+    fig = _loop_figures({"spans": gaps, "measurers": 1, "elapsed": 40.0})
+    assert abs(fig["busy"] - 0.5) < 0.05 and abs(fig["steady_rate"] - 0.5) < 0.05
+    assert _loop_figures({"spans": [], "measurers": 1, "elapsed": 1.0})["busy"] != 0.0  # nan: too few to say
