@@ -96,7 +96,8 @@ def _child(ns: argparse.Namespace) -> None:
                                    "AND state NOT IN ('WAITING', 'RUNNING') GROUP BY technique").fetchall())
         # when each measured request was claimed and finished, in seconds from the first claim (the
         # store's clock): the loop's steady throughput and the workers' busy share (see _loop_figures)
-        spans = con.execute("SELECT (julianday(claimed_at) - j0) * 86400.0, (julianday(finished_at) - j0) * 86400.0 "
+        spans = con.execute("SELECT (julianday(claimed_at) - j0) * 86400.0, (julianday(finished_at) - j0) * 86400.0, "
+                            "(julianday(created_at) - j0) * 86400.0, worker "
                             "FROM requests, (SELECT MIN(julianday(claimed_at)) AS j0 FROM requests WHERE duplicate = 0) "
                             "WHERE duplicate = 0 AND claimed_at IS NOT NULL AND finished_at IS NOT NULL").fetchall()
         con.close()
@@ -104,7 +105,10 @@ def _child(ns: argparse.Namespace) -> None:
             "elapsed": elapsed, "measured": unique, "per_rank": measured, "measured_twice": twice,
             "evaluations": result.evaluations, "test_limit": ns.limit, "duplicates": result.duplicates,
             "by_technique": by_tech, "best": result.best_value, "rank0_cpu": cpu,
-            "spans": [[round(a, 4), round(b, 4)] for a, b in spans],
+            "spans": [[round(a, 4), round(b, 4)] for a, b, _, _ in spans],
+            # how long each request waited to be claimed, and each worker's gap from a finish to its next claim
+            "queue_wait": [round(a - c, 4) for a, _, c, _ in spans],
+            "worker_gap": _worker_gaps([(w, a, b) for a, b, _, w in spans]),
             "measurers": comm.Get_size() * max(1, settings.parallelism),
         }))
 
@@ -135,6 +139,18 @@ def _one(n: int, mode: str, technique: str, ns: argparse.Namespace, repeat: int 
     return rec
 
 
+def _worker_gaps(rows: list[tuple[str, float, float]]) -> list[float]:
+    """Per worker, in claim order: the seconds from one finish to the next claim (time spent not measuring)."""
+    by: dict[str, list[tuple[float, float]]] = {}
+    for worker, claimed, finished in rows:
+        by.setdefault(str(worker), []).append((claimed, finished))
+    gaps = []
+    for spans in by.values():
+        spans.sort()
+        gaps += [round(max(0.0, nxt[0] - prev[1]), 4) for prev, nxt in zip(spans, spans[1:])]
+    return gaps
+
+
 def _loop_figures(rec: dict[str, Any]) -> dict[str, float]:
     """What the whole-run rate mixes together, taken apart from the database's claim and finish stamps.
 
@@ -154,14 +170,17 @@ def _loop_figures(rec: dict[str, Any]) -> dict[str, float]:
     """
     spans = sorted(rec.get("spans") or [], key=lambda s: s[1])
     if len(spans) < 10:
-        return {"steady_rate": float("nan"), "busy": float("nan"), "outside_s": float("nan")}
+        return {"steady_rate": float("nan"), "busy": float("nan"), "outside_s": float("nan"),
+                "queue_wait_ms": float("nan"), "worker_gap_ms": float("nan")}
     ends = [b for _, b in spans]
     lo, hi = int(0.1 * len(ends)), int(0.9 * len(ends))
     t_lo, t_hi = ends[lo], ends[hi]
     steady = (hi - lo) / (t_hi - t_lo) if t_hi > t_lo else float("nan")
     inside = sum(max(0.0, min(b, t_hi) - max(a, t_lo)) for a, b in spans)
     busy = inside / (rec.get("measurers", 1) * (t_hi - t_lo)) if t_hi > t_lo else float("nan")
-    return {"steady_rate": steady, "busy": busy, "outside_s": rec["elapsed"] - (ends[-1] - min(a for a, _ in spans))}
+    waits, gaps = rec.get("queue_wait") or [float("nan")], rec.get("worker_gap") or [float("nan")]
+    return {"steady_rate": steady, "busy": busy, "outside_s": rec["elapsed"] - (ends[-1] - min(a for a, _ in spans)),
+            "queue_wait_ms": 1000 * statistics.median(waits), "worker_gap_ms": 1000 * statistics.median(gaps)}
 
 
 def resolve_mpirun(given: str | None) -> str | None:
@@ -219,8 +238,9 @@ def main(argv: list[str] | None = None) -> int:
         print("# --profile: rank 0 runs under cProfile, so its CPU ms and the trials/s are inflated")
     print("| mode | technique | ranks | trials/s (median) | x 1 rank | measured twice | measured / test_limit "
           "| model proposed | rank 0 CPU ms / trial | best | steady trials/s (10-90 %) | steady x 1 rank "
-          "| workers busy | s outside the loop |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| workers busy | s outside the loop | request waits to be claimed, median ms | worker's gap finish to "
+          "next claim, median ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for technique in ns.techniques.split(","):
         for mode in ns.modes.split(","):
             base = None
@@ -244,11 +264,13 @@ def main(argv: list[str] | None = None) -> int:
                     steady_base = steady / n if n > 1 else steady
                 busy = statistics.median(r["busy"] for r in recs)
                 outside = statistics.median(r["outside_s"] for r in recs)
+                qwait = statistics.median(r["queue_wait_ms"] for r in recs)
+                gap = statistics.median(r["worker_gap_ms"] for r in recs)
                 rows.append({"mode": mode, "technique": technique, "ranks": n, "rate": rate,
                              "ratio": ratio, "measured_twice": twice, "model_share": share, "records": recs})
                 print(f"| {mode} | {technique} | {n} | {rate:.2f} | {ratio:.2f} | {twice} | {budget} "
                       f"| {share:.0%} | {cpu_ms:.1f} | {best:g} | {steady:.2f} | {steady / steady_base:.2f} "
-                      f"| {busy:.0%} | {outside:.1f} |", flush=True)
+                      f"| {busy:.0%} | {outside:.1f} | {qwait:.0f} | {gap:.0f} |", flush=True)
     if ns.json:
         Path(ns.json).write_text(json.dumps(rows, indent=1))
     return 0

@@ -66,7 +66,7 @@ case "$job" in
     echo "rc=$?" ;;
   mpi)
     timeout $(( $(left) - 5 )) "$PY" -m scripts.bench_mpi --params 2 --side 1000 --trials-per-rank 40 \
-      --ranks 1,8,32 --repeats 2 --modes central --techniques default --mpirun mpirun --mpirun-flags "$MF" \
+      --ranks ${MPI_RANKS:-1,8,32} --repeats 2 --modes central --techniques default --mpirun mpirun --mpirun-flags "$MF" \
       --json "$OUT/mpi.json" > "$OUT/mpi.log" 2>&1
     echo "rc=$?"; tail -20 "$OUT/mpi.log" ;;
   *) echo "gpu_jobs: unknown job '$job'; name ot, pair, zqpf, pf17 or mpi" >&2; exit 2 ;;
