@@ -22,6 +22,7 @@ ratio to the 1-rank median of the same mode and technique.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -147,7 +148,7 @@ def _worker_gaps(rows: list[tuple[str, float, float]]) -> list[float]:
     gaps = []
     for spans in by.values():
         spans.sort()
-        gaps += [round(max(0.0, nxt[0] - prev[1]), 4) for prev, nxt in zip(spans, spans[1:])]
+        gaps += [round(max(0.0, nxt[0] - prev[1]), 4) for prev, nxt in itertools.pairwise(spans)]
     return gaps
 
 
@@ -180,7 +181,7 @@ def _loop_figures(rec: dict[str, Any]) -> dict[str, float]:
     busy = inside / (rec.get("measurers", 1) * (t_hi - t_lo)) if t_hi > t_lo else float("nan")
     waits, gaps = rec.get("queue_wait") or [float("nan")], rec.get("worker_gap") or [float("nan")]
     return {"steady_rate": steady, "busy": busy, "outside_s": rec["elapsed"] - (ends[-1] - min(a for a, _ in spans)),
-            "queue_wait_ms": 1000 * statistics.median(waits), "worker_gap_ms": 1000 * statistics.median(gaps)}
+            "queue_wait_ms": 1000 * statistics.median(waits), "worker_gap_ms": 1000 * statistics.fmean(gaps)}
 
 
 def resolve_mpirun(given: str | None) -> str | None:
@@ -239,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     print("| mode | technique | ranks | trials/s (median) | x 1 rank | measured twice | measured / test_limit "
           "| model proposed | rank 0 CPU ms / trial | best | steady trials/s (10-90 %) | steady x 1 rank "
           "| workers busy | s outside the loop | request waits to be claimed, median ms | worker's gap finish to "
-          "next claim, median ms |")
+          "next claim, mean ms |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for technique in ns.techniques.split(","):
         for mode in ns.modes.split(","):

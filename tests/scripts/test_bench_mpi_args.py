@@ -45,3 +45,10 @@ def test_loop_figures_separate_the_steady_loop_from_the_ends() -> None:
     fig = _loop_figures({"spans": gaps, "measurers": 1, "elapsed": 40.0})
     assert abs(fig["busy"] - 0.5) < 0.05 and abs(fig["steady_rate"] - 0.5) < 0.05
     assert _loop_figures({"spans": [], "measurers": 1, "elapsed": 1.0})["busy"] != 0.0  # nan: too few to say
+
+
+def test_worker_gaps_are_per_worker_from_a_finish_to_the_next_claim() -> None:
+    from scripts.bench_mpi import _worker_gaps
+
+    rows = [("a", 0.0, 1.0), ("b", 0.0, 2.0), ("a", 1.5, 2.5), ("b", 2.0, 3.0), ("a", 2.5, 3.0)]
+    assert sorted(_worker_gaps(rows)) == [0.0, 0.0, 0.5]
