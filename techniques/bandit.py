@@ -135,7 +135,7 @@ class AUCBandit(MetaTechnique):
         if self.startup:
             for config in out:
                 queue = self._owner.get(self.hash(config))
-                if queue:
+                if queue and queue[-1] < len(self.arms):  # (not the fill technique's)
                     self._asked[queue[-1]] += 1
         return out
 

@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 from ensemble.errors import TechniqueError
 from techniques.bandit import AUCBandit
 
-__all__ = ["CONTINUOUS_ONLY", "DEFAULT_ARMS", "MODEL_COMPUTE_SHARE", "DefaultEnsemble"]
+__all__ = ["CONTINUOUS_ONLY", "DEFAULT_ARMS", "DEFAULT_FILL", "MODEL_COMPUTE_SHARE", "DefaultEnsemble"]
 
 #: the arms of the default ensemble (see docs/TECHNIQUES.md for the measurement)
 DEFAULT_ARMS: tuple[str, ...] = ("DifferentialEvolution", "GA", "BayesOpt", "NelderMead")
@@ -48,6 +48,9 @@ DEFAULT_ARMS: tuple[str, ...] = ("DifferentialEvolution", "GA", "BayesOpt", "Nel
 #: (docs/TECHNIQUES.md, "The cost of the model"; 12 ms -> 0.79 ms per trivial trial)
 MODEL_COMPUTE_SHARE: float | None = 0.25
 
+#: with several workers, proposes what the arms leave unfilled (MetaTechnique.propose; docs/TECHNIQUES.md,
+#: "Keeping many workers busy"); None: the workers wait for the arms instead
+DEFAULT_FILL: str | None = "NormalGreedyMutation"
 #: arms that only make sense when the space has a continuous (Float / LogFloat) parameter
 CONTINUOUS_ONLY: frozenset[str] = frozenset({"NelderMead"})
 
@@ -69,8 +72,8 @@ class DefaultEnsemble(AUCBandit):
                               "an AUC bandit over arms chosen by replay measurement otherwise")
 
     def __init__(self, *, seed: int | None = None, window: int = 500, c: float = 0.1,
-                 model_led: bool | None = None, **options: Any) -> None:
-        super().__init__(seed=seed, arms=DEFAULT_ARMS, window=window, c=c, **options)
+                 model_led: bool | None = None, fill: str | None = DEFAULT_FILL, **options: Any) -> None:
+        super().__init__(seed=seed, arms=DEFAULT_ARMS, window=window, c=c, fill=fill, **options)
         from techniques.bayes_opt import BayesOpt
 
         if model_led not in (None, True, False):

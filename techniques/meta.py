@@ -45,11 +45,15 @@ class MetaTechnique(BaseTechnique):
     name: ClassVar[str] = "MetaTechnique"
 
     def __init__(self, *, seed: int | None = None, arms: Sequence[str | Technique] = (),
-                 **options: Any) -> None:
+                 fill: str | Technique | None = None, **options: Any) -> None:
         super().__init__(seed=seed, **options)
         if not arms:
             raise TechniqueError(f"{type(self).__name__}: arms is empty; pass arms=['NelderMead', 'GA', ...]")
         self.arms: list[Technique] = [_make_arm(a) for a in arms]
+        #: asked only for what the arms leave unfilled with several workers (see :meth:`propose`)
+        self.fill: Technique | None = None if fill is None else _make_arm(fill)
+        #: configurations the fill technique has proposed in this process (reports, tests)
+        self.filled = 0
         self.labels: list[str] = []
         for arm in self.arms:
             base = str(getattr(arm, "name", type(arm).__name__))
@@ -66,6 +70,11 @@ class MetaTechnique(BaseTechnique):
             if isinstance(arm, BaseTechnique):
                 arm.share_feasibility(self.feasibility)  # one failure model, fed by the ensemble
             arm.bind(self.space, budget=self.budget, rng=child_rng)
+        if self.fill is not None:
+            # spawned after the arms: their generators are the same with and without a fill technique
+            if isinstance(self.fill, BaseTechnique):
+                self.fill.share_feasibility(self.feasibility)
+            self.fill.bind(self.space, budget=self.budget, rng=self.rng.spawn(1)[0])
 
     @property
     def done(self) -> bool:
@@ -104,6 +113,21 @@ class MetaTechnique(BaseTechnique):
             for config in got[: n - len(out)]:
                 self._owner.setdefault(self.hash(config), deque()).append(i)
                 out.append(config)
+        if len(out) < n and self.fill is not None and self.workers > 1:
+            # Several workers and every arm has handed out what it can (a generational population
+            # waits for its generation; a retired model proposes nothing): the fill technique
+            # proposes the rest, so the workers measure instead of waiting.  Under mpirun -n 32 of
+            # the default without it the workers were idle 40 % of the time (docs/BENCHMARKS.md).
+            # With one worker it is never asked, so a sequential search is unchanged.
+            fill_index = len(self.arms)
+            self.fill.workers = self.workers
+            for config in self.fill.propose(n - len(out))[: n - len(out)]:
+                h = self.hash(config)
+                if any(self.hash(c) == h for c in out):
+                    continue
+                self._owner.setdefault(h, deque()).append(fill_index)
+                out.append(config)
+                self.filled += 1
         return out
 
     # -- results -----------------------------------------------------------
@@ -135,18 +159,25 @@ class MetaTechnique(BaseTechnique):
             self.evaluations += 1
         self._record(trial)
         i = self._arm_of(trial)
-        if i is not None:
+        if i is not None and i < len(self.arms):
             self._on_result(i, self._credit(trial, best_before))
         for j, arm in enumerate(self.arms):
             if j == i:
                 arm.observe(trial)
             else:
                 arm.observe_foreign(trial)
+        if self.fill is not None:
+            if i == len(self.arms):
+                self.fill.observe(trial)
+            else:
+                self.fill.observe_foreign(trial)
 
     def observe_foreign(self, trial: Trial) -> None:
         self._record(trial)
         for arm in self.arms:
             arm.observe_foreign(trial)
+        if self.fill is not None:
+            self.fill.observe_foreign(trial)
 
     def arm_report_files(self) -> dict[str, str]:
         """The report files the arms ask for (``state_dict()["report_files"]``), merged.
@@ -176,6 +207,8 @@ class MetaTechnique(BaseTechnique):
         if not queue:
             return self.name
         i = queue[0]
+        if i == len(self.arms) and self.fill is not None:
+            return f"fill:{getattr(self.fill, 'name', type(self.fill).__name__)}"
         arm = self.arms[i]
         if isinstance(arm, MetaTechnique):
             return arm.credit_name(config_hash)
@@ -196,6 +229,8 @@ class MetaTechnique(BaseTechnique):
                 self._on_result(i, self._credit(trial, best_before))
         for arm in self.arms:
             arm.restore(trials)
+        if self.fill is not None:
+            self.fill.restore(trials)
 
     def _tie_order(self, k: int) -> np.ndarray:
         return self.rng.permutation(k)

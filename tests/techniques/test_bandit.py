@@ -195,3 +195,61 @@ def test_startup_resume_replays_the_same_window() -> None:
     resumed.bind(space, budget=30, rng=np.random.default_rng(9))
     resumed.restore(log.trials)
     assert list(resumed.auc.history) == list(original.auc.history)
+
+
+class _Batch(BaseTechnique):
+    """Test arm: a generation of ``size`` configurations at a time, the next only after all were told."""
+
+    name = "Batch"
+    summary = "test arm"
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size, self.open, self.next = size, 0, 0
+
+    def propose(self, n: int) -> list[dict[str, Any]]:
+        if self.open:
+            return []  # waits for its generation, as DE and the GA do
+        out = [{"a": self.next + k} for k in range(self.size)]
+        self.next += self.size
+        self.open = self.size
+        return out
+
+    def observe(self, trial: Trial) -> None:
+        super().observe(trial)
+        self.open -= 1
+
+
+def test_fill_proposes_what_the_arms_leave_with_several_workers_and_is_credited() -> None:
+    space = _space()
+    b = AUCBandit(arms=[_Batch(4)], fill="NormalGreedyMutation", window=10, c=0.05)
+    b.bind(space, budget=100, rng=np.random.default_rng(0))
+    b.workers = 1
+    assert len(b.propose(10)) == 4          # one worker: the arm alone, never the fill technique
+    assert b.filled == 0
+    b.workers = 8
+    got = b.propose(6)                     # the arm waits for its generation: the fill technique answers
+    assert len(got) == 6 and b.filled == 6
+    assert all(0 <= c["a"] <= 1000 for c in got)
+    assert len({space.config_hash(c) for c in got}) == 6
+    assert all(b.credit_name(space.config_hash(c)) == "fill:NormalGreedyMutation" for c in got)
+    # a filled configuration's result goes to the fill technique, not to the arm's generation or credit
+    arm = b.arms[0]
+    assert isinstance(arm, _Batch)
+    c = got[0]
+    b.observe(Trial(config=c, config_hash=space.config_hash(c), value=1.0, state="OK",
+                    technique="fill:NormalGreedyMutation"))
+    assert arm.open == 4 and list(b.auc.history) == []
+    assert b.fill is not None and b.fill.best_value == 1.0
+
+
+def test_fill_leaves_the_arms_generators_and_a_sequential_search_unchanged() -> None:
+    space = SearchSpace().add(Integer("a", 0, 60), Integer("b", 0, 60))
+
+    def f(c: dict[str, Any]) -> float:
+        return float((c["a"] - 17) ** 2 + (c["b"] - 40) ** 2)
+
+    plain = run_technique(AUCBandit(arms=["DifferentialEvolution", "GA"]), space, f, budget=80, seed=3)
+    filled = run_technique(AUCBandit(arms=["DifferentialEvolution", "GA"], fill="NormalGreedyMutation"),
+                           space, f, budget=80, seed=3)
+    assert [t.config for t in plain.trials] == [t.config for t in filled.trials]
