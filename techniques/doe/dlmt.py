@@ -87,7 +87,11 @@ from techniques.doe.models import (
 )
 from techniques.doe.subspace import SubSpace
 from techniques.feasibility import FeasibilityModel
-from techniques.gaussian_process import PoolPosterior, fit_hyperparameters
+from techniques.gaussian_process import (
+    OneBlasThread,
+    PoolPosterior,
+    fit_hyperparameters,
+)
 
 __all__ = ["DLMT"]
 
@@ -236,6 +240,8 @@ class DLMT(BaseTechnique):
         self.steps: list[dict[str, Any]] = []
         #: what the budget left after the steps bought (``rest="sample"``), for the report
         self.rest_log: dict[str, Any] | None = None
+        #: the model rest's GP fits run on one BLAS thread (small matrices; see OneBlasThread)
+        self._one_blas_thread = OneBlasThread()
         self._gen: Generator[Batch, list[float], None] | None = None
         self._batch: Batch | None = None
         self._hashes: list[str] = []
@@ -568,8 +574,9 @@ class DLMT(BaseTechnique):
         y = (y - float(y.mean())) / scale
         X = np.array([self.encode(c) for c, _ in ok])
         Xp = np.array([self.encode(c) for c in pool])
-        hyper = fit_hyperparameters(X, y, self.rng, restarts=1)
-        mu, var = PoolPosterior.from_data(hyper, X, y, Xp).predict()
+        with self._one_blas_thread():
+            hyper = fit_hyperparameters(X, y, self.rng, restarts=1)
+            mu, var = PoolPosterior.from_data(hyper, X, y, Xp).predict()
         score = expected_improvement_fast(mu, np.sqrt(var), float(y.min()))
         failures = self._failure_model()
         if failures is not None:
