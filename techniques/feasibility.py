@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from ensemble.errors import TechniqueError
+from techniques.gaussian_process import OneBlasThread
 
 __all__ = ["FAILURE_STATES", "KINDS", "FeasibilityModel", "accept"]
 
@@ -102,6 +103,8 @@ class FeasibilityModel:
         self.counts: dict[str, int] = {}
         self._fitted_at = -1
         self._clf: Any = None
+        #: the GP classifier's fit and predictions on one BLAS thread (small matrices; OneBlasThread)
+        self._one_blas_thread = OneBlasThread()
         self._pool: np.ndarray | None = None
         self._pool_ok = np.zeros(0)
         self._pool_all = np.zeros(0)
@@ -229,13 +232,15 @@ class FeasibilityModel:
                 from sklearn.gaussian_process.kernels import Matern
 
                 kernel = 1.0 * Matern(length_scale=np.full(self.dims, 0.3), nu=2.5)
-                self._clf = GaussianProcessClassifier(kernel=kernel, random_state=m).fit(D, y)
+                with self._one_blas_thread():  # small matrices: 33 s -> under 5 s in its test on 2 cores
+                    self._clf = GaussianProcessClassifier(kernel=kernel, random_state=m).fit(D, y)
             self._fitted_at = m
             self._pool_p = None
         if isinstance(self._clf, float):
             p = np.full(len(X), self._clf)
         else:
-            p = self._clf.predict_proba(self._features(X))[:, list(self._clf.classes_).index(1.0)]
+            with self._one_blas_thread():
+                p = self._clf.predict_proba(self._features(X))[:, list(self._clf.classes_).index(1.0)]
         # shrink towards the prior by one pseudo-observation, as the kernel rule does: never exactly 0
         return np.clip(p, 0.0, 1.0) * (m / (m + 1.0)) + self.prior() / (m + 1.0)
 
