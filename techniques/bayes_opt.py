@@ -65,7 +65,6 @@ auto-tuning GPU kernels" (PMBS 2021, arXiv:2111.14991):
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import time
@@ -81,6 +80,7 @@ from ensemble.technique import Trial
 from techniques.base import FILTER_THRESHOLD, BaseTechnique
 from techniques.gaussian_process import (
     GPHyper,
+    OneBlasThread,
     PoolPosterior,
     fit_hyperparameters,
     fit_hyperparameters_steps,
@@ -101,36 +101,6 @@ _log = logging.getLogger(__name__)
 #: ``spread_refits``, four rounds of the workers (``4 * workers``) where that is more, up to MAX_WINDOW
 WINDOW = 32
 MAX_WINDOW = 512
-
-
-class _OneBlasThread:
-    """Run the linear algebra on one BLAS thread.
-
-    The matrices here are small (a few hundred rows); a multi-threaded
-    OpenBLAS spends more time synchronising than computing, and on a busy
-    machine, or with parallel tuner processes, it oversubscribes the cores:
-    measured 78 s vs 7 s for one 609-evaluation replay run on the 2-core box.
-    threadpoolctl ships with scikit-learn; without it, nothing is limited.
-    The controller (which scans the loaded libraries, about 5 ms) is made
-    once per technique, not per proposal: under many MPI workers the model
-    is asked for one configuration after every result.
-    """
-
-    def __init__(self) -> None:
-        self._controller: Any = None
-        self._tried = False
-
-    def __call__(self) -> Any:
-        if not self._tried:
-            self._tried = True
-            try:
-                from threadpoolctl import ThreadpoolController
-                self._controller = ThreadpoolController()
-            except ImportError:  # pragma: no cover - optional
-                self._controller = None
-        if self._controller is None:
-            return contextlib.nullcontext()
-        return self._controller.limit(limits=1, user_api="blas")
 
 
 def expected_improvement_fast(mu: np.ndarray, sigma: np.ndarray, best: float, xi: float = 0.0) -> np.ndarray:
@@ -251,7 +221,7 @@ class BayesOpt(BaseTechnique):
         self.min_compute = float(min_compute)
         #: the clock the compute is timed with (a test may replace it)
         self.clock = time.perf_counter
-        self._one_blas_thread = _OneBlasThread()
+        self._one_blas_thread = OneBlasThread()
 
     # -- state ---------------------------------------------------------------
     def _on_bind(self) -> None:

@@ -48,9 +48,11 @@ DEFAULT_ARMS: tuple[str, ...] = ("DifferentialEvolution", "GA", "BayesOpt", "Nel
 #: (docs/TECHNIQUES.md, "The cost of the model"; 12 ms -> 0.79 ms per trivial trial)
 MODEL_COMPUTE_SHARE: float | None = 0.25
 
-#: with several workers, proposes what the arms leave unfilled (MetaTechnique.propose; docs/TECHNIQUES.md,
-#: "Keeping many workers busy"); None: the workers wait for the arms instead
-DEFAULT_FILL: str | None = "NormalGreedyMutation"
+#: with several workers, the technique that proposes what the arms leave unfilled (MetaTechnique.propose).
+#: None by default: "NormalGreedyMutation" doubled the throughput of 32 ranks but failed one part of its
+#: screen (the model's share, docs/BENCHMARKS.md "Filling the queue"); turn it on with
+#: --technique-option fill=NormalGreedyMutation
+DEFAULT_FILL: str | None = None
 #: arms that only make sense when the space has a continuous (Float / LogFloat) parameter
 CONTINUOUS_ONLY: frozenset[str] = frozenset({"NelderMead"})
 

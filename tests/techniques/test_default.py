@@ -67,3 +67,12 @@ def test_model_led_must_be_a_bool_or_none() -> None:
 
     with pytest.raises(TechniqueError, match="model_led must be None"):
         DefaultEnsemble(model_led="no")
+
+
+def test_fill_is_off_by_default_and_an_option() -> None:
+    """The fill technique failed one part of its screen (docs/BENCHMARKS.md, "Filling the queue"): off unless asked."""
+    from ensemble.registry import create_technique
+
+    assert create_technique("default", seed=0).fill is None
+    on = create_technique("default", seed=0, fill="NormalGreedyMutation")
+    assert on.fill is not None and on.fill.name == "NormalGreedyMutation"
