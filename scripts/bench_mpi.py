@@ -110,7 +110,9 @@ def _child(ns: argparse.Namespace) -> None:
             # how long each request waited to be claimed, and each worker's gap from a finish to its next claim
             "queue_wait": [round(a - c, 4) for a, _, c, _ in spans],
             "worker_gap": _worker_gaps([(w, a, b) for a, b, _, w in spans]),
-            "measurers": comm.Get_size() * max(1, settings.parallelism),
+            # every rank measures with --parallelism drivers in the central mode, with one in the per-rank mode
+            "measurers": comm.Get_size() * (max(1, settings.parallelism)
+                                            if os.environ.get("ENSEMBLE_MPI_SEARCH", "central") == "central" else 1),
         }))
 
 
