@@ -37,6 +37,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ensemble.errors import TechniqueError
+from ensemble.technique import Technique
 from techniques.bandit import AUCBandit
 
 __all__ = ["CONTINUOUS_ONLY", "DEFAULT_ARMS", "DEFAULT_FILL", "MODEL_COMPUTE_SHARE", "DefaultEnsemble"]
@@ -74,7 +75,8 @@ class DefaultEnsemble(AUCBandit):
                               "an AUC bandit over arms chosen by replay measurement otherwise")
 
     def __init__(self, *, seed: int | None = None, window: int = 500, c: float = 0.1,
-                 model_led: bool | None = None, fill: str | None = DEFAULT_FILL, **options: Any) -> None:
+                 model_led: bool | None = None, fill: str | Technique | None = DEFAULT_FILL,
+                 **options: Any) -> None:
         super().__init__(seed=seed, arms=DEFAULT_ARMS, window=window, c=c, fill=fill, **options)
         from techniques.bayes_opt import BayesOpt
 

@@ -50,9 +50,12 @@ class MetaTechnique(BaseTechnique):
         if not arms:
             raise TechniqueError(f"{type(self).__name__}: arms is empty; pass arms=['NelderMead', 'GA', ...]")
         self.arms: list[Technique] = [_make_arm(a) for a in arms]
+        if fill is not None and not isinstance(fill, (str, Technique)):
+            raise TechniqueError(f"{type(self).__name__}: fill must be a technique name, a Technique or None "
+                                 f"(got {fill!r}); e.g. fill='NormalGreedyMutation'")
         #: asked only for what the arms leave unfilled with several workers (see :meth:`propose`)
         self.fill: Technique | None = None if fill is None else _make_arm(fill)
-        #: configurations the fill technique has proposed in this process (reports, tests)
+        #: configurations the fill technique has proposed in this process (state_dict's "fill")
         self.filled = 0
         self.labels: list[str] = []
         for arm in self.arms:
@@ -121,10 +124,12 @@ class MetaTechnique(BaseTechnique):
             # With one worker it is never asked, so a sequential search is unchanged.
             fill_index = len(self.arms)
             self.fill.workers = self.workers
+            taken = {self.hash(c) for c in out}
             for config in self.fill.propose(n - len(out))[: n - len(out)]:
                 h = self.hash(config)
-                if any(self.hash(c) == h for c in out):
+                if h in taken:
                     continue
+                taken.add(h)
                 self._owner.setdefault(h, deque()).append(fill_index)
                 out.append(config)
                 self.filled += 1
@@ -198,6 +203,9 @@ class MetaTechnique(BaseTechnique):
 
     def state_dict(self) -> dict[str, Any]:
         state = super().state_dict()
+        if self.fill is not None:
+            state["fill"] = {"technique": getattr(self.fill, "name", type(self.fill).__name__),
+                             "proposed": self.filled}
         files = self.arm_report_files()
         return {**state, "report_files": files} if files else state
 

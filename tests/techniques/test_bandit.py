@@ -241,6 +241,14 @@ def test_fill_proposes_what_the_arms_leave_with_several_workers_and_is_credited(
                     technique="fill:NormalGreedyMutation"))
     assert arm.open == 4 and list(b.auc.history) == []
     assert b.fill is not None and b.fill.best_value == 1.0
+    assert b.state_dict()["fill"] == {"technique": "NormalGreedyMutation", "proposed": 6}
+
+
+def test_a_bad_fill_names_the_argument_and_the_fix() -> None:
+    with pytest.raises(TechniqueError, match="fill must be a technique name"):
+        AUCBandit(arms=["GA"], fill=3)  # type: ignore[arg-type]
+    with pytest.raises(TechniqueError, match="NoSuchTechnique"):
+        AUCBandit(arms=["GA"], fill="NoSuchTechnique")
 
 
 def test_fill_leaves_the_arms_generators_and_a_sequential_search_unchanged() -> None:
