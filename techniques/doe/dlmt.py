@@ -69,7 +69,7 @@ from techniques.doe.design import (
     code_columns,
     fedorov,
 )
-from techniques.doe.factors import Factor, factors_of
+from techniques.doe.factors import SCALES, Factor, factors_of
 from techniques.doe.models import (
     DEGREES,
     TRANSFORMS,
@@ -175,8 +175,15 @@ class DLMT(BaseTechnique):
                  sampling: str = "uniform", extra_runs: int = 4, prediction_limit: int = 20_000,
                  prediction_samples: int = 5000, transform: str = "none", rest: str = "neighborhood",
                  levels: str = "checked", reuse: bool = True, avoid_failures: bool = False,
-                 interactions: str = "none", **options: Any) -> None:
+                 interactions: str = "none", scale: str = "linear", **options: Any) -> None:
         super().__init__(seed=seed, **options)
+        if scale not in SCALES:
+            raise TechniqueError(f"dlmt: scale={scale!r}; choose 'linear' (the default: numeric factors enter the "
+                                 "automatic model as their values, as in the paper) or 'log' (log2 of the value for "
+                                 "factors with positive levels spanning at least a factor 4)")
+        if scale == "log" and isinstance(terms, str) and terms.strip() not in ("auto", *DEGREES):
+            raise TechniqueError("dlmt: scale='log' applies to the automatic terms only; with a formula in terms=, "
+                                 "write the logs in the formula (e.g. 'np.log2(bx)') and leave scale='linear'")
         if interactions not in INTERACTIONS:
             raise TechniqueError(f"dlmt: interactions={interactions!r}; choose 'none' (the default: the additive "
                                  "model of the paper) or 'significant' (the levels to fix are chosen by a model with "
@@ -232,10 +239,11 @@ class DLMT(BaseTechnique):
         self.reuse = bool(reuse)
         self.avoid_failures = avoid_failures
         self.interactions = interactions
+        self.scale = scale
 
     # -- binding and bad input ------------------------------------------------
     def _on_bind(self) -> None:
-        self.factors: list[Factor] = factors_of(self.space)
+        self.factors: list[Factor] = factors_of(self.space, scale=self.scale)
         self.fixed: dict[str, Any] = {}
         self.steps: list[dict[str, Any]] = []
         #: what the budget left after the steps bought (``rest="sample"``), for the report

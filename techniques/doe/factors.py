@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Factor", "factors_of", "frame_of", "term_width"]
+__all__ = ["LOG_SPAN", "SCALES", "Factor", "factors_of", "frame_of", "term_width"]
 
 #: names patsy gives a meaning in formulas (a data column of that name would hide it)
 _RESERVED = frozenset({"C", "I", "Q", "np", "center", "standardize", "scale", "bs", "cr", "cc", "te"})
@@ -38,6 +38,9 @@ class Factor:
     levels: tuple[Any, ...] | None
     low: float = 0.0
     high: float = 0.0
+    #: "linear" (the value itself) or "log" (log2 of the value: a numeric factor with positive levels
+    #: spanning at least LOG_SPAN; ``low``/``high`` are then log2 of the extreme levels)
+    scale: str = "linear"
 
     @property
     def var(self) -> str:
@@ -58,6 +61,8 @@ class Factor:
         """The column value in the model's data frame."""
         if self.kind == "categorical":
             return str(value)
+        if self.scale == "log":
+            return math.log2(float(value))
         return float(value)  # bool -> 0.0/1.0
 
     def terms(self, degree: str) -> list[str]:
@@ -81,12 +86,25 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
 
 
-def factors_of(space: Any, *, exclude: Sequence[str] = ()) -> list[Factor]:
+#: ``scale="log"``: a numeric factor enters as log2(value) when its levels are all positive and the largest
+#: is at least this multiple of the smallest (two doublings)
+LOG_SPAN = 4.0
+SCALES = ("linear", "log")
+
+
+def factors_of(space: Any, *, exclude: Sequence[str] = (), scale: str = "linear") -> list[Factor]:
     """The factors of ``space`` (numeric or categorical), in parameter order.
 
     Parameters with one level, Permutations and the names in ``exclude``
-    (fixed factors) are left out.
+    (fixed factors) are left out.  ``scale="log"`` enters a numeric factor
+    whose levels are positive and span at least ``LOG_SPAN`` as log2 of its
+    value (Booleans never): block sizes, tile sizes and unroll factors act on
+    run time by products and ratios, which a polynomial in the logs of the
+    factors, with a log response, writes as sums (a power law, the form of
+    Extra-P's performance model normal form).
     """
+    if scale not in SCALES:
+        raise ValueError(f"scale={scale!r}; choose one of {SCALES}")
     out: list[Factor] = []
     for p in space.params:
         if p.name in exclude or p.kind == "Permutation":
@@ -100,7 +118,11 @@ def factors_of(space: Any, *, exclude: Sequence[str] = ()) -> list[Factor]:
             continue  # a factor with one level carries no information: not a factor
         if p.kind == "Boolean" or all(_is_number(v) for v in values) or all(isinstance(v, bool) for v in values):
             nums = [float(v) for v in values]
-            out.append(Factor(p.name, "numeric", tuple(values), min(nums), max(nums)))
+            lo, hi = min(nums), max(nums)
+            if scale == "log" and p.kind != "Boolean" and lo > 0 and hi >= LOG_SPAN * lo:
+                out.append(Factor(p.name, "numeric", tuple(values), math.log2(lo), math.log2(hi), "log"))
+            else:
+                out.append(Factor(p.name, "numeric", tuple(values), lo, hi))
         else:
             out.append(Factor(p.name, "categorical", tuple(values)))
     return out

@@ -177,7 +177,7 @@ def _auto_matrix(model: Model, known: Mapping[str, Factor],
                 cols.append(np.array([v == level for v in values], dtype=float))
                 names.append(f"{term}[T.{level}]")
         else:
-            x = np.array([float(c[f.name]) for c in configs], dtype=float)
+            x = np.array([f.encode(c[f.name]) for c in configs], dtype=float)
             power = {f.var: 1, f"I({f.var} ** 2)": 2, f"I({f.var} ** 3)": 3, f"I(1 / {f.var})": -1}[term]
             with np.errstate(divide="ignore"):
                 cols.append(x ** power if power > 0 else 1.0 / x)

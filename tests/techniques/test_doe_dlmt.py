@@ -199,6 +199,10 @@ def test_bad_options_name_the_argument() -> None:
         DLMT(steps=0)
     with pytest.raises(TechniqueError, match="transform"):
         DLMT(transform="sqrt")
+    with pytest.raises(TechniqueError, match="scale='ln'"):
+        DLMT(scale="ln")
+    with pytest.raises(TechniqueError, match="automatic terms only"):
+        DLMT(scale="log", terms="time ~ a")
     with pytest.raises(TechniqueError, match="rest"):
         DLMT(rest="more")
     with pytest.raises(TechniqueError, match="names no factor"):

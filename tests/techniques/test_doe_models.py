@@ -140,3 +140,22 @@ def test_nonconstant_variance_test_flags_multiplicative_error_only() -> None:
     add = [nonconstant_variance_p(m, c, y) for c, _, y, m in (_multiplicative(s, 120) for s in range(5))]
     assert sum(p < 0.05 for p in mult) >= 4, mult
     assert sum(p < 0.05 for p in add) <= 1, add
+
+
+def test_log_scale_fits_a_power_law_exactly_and_leaves_narrow_and_boolean_factors_alone() -> None:
+    """scale="log": log2 of wide positive factors, so time = bx^-1 * t^2 is linear in the model's columns."""
+    space = SearchSpace().add(PowerOfTwo("bx", 16, 1024), Enum("t", [1, 2, 4, 8]), Enum("narrow", [3, 4, 5]),
+                              Boolean("flag"))
+    fs = {f.name: f for f in factors_of(space, scale="log")}
+    assert (fs["bx"].scale, fs["t"].scale, fs["narrow"].scale, fs["flag"].scale) == ("log", "log", "linear", "linear")
+    assert (fs["bx"].low, fs["bx"].high) == (4.0, 10.0) and fs["bx"].encode(64) == 6.0
+    assert all(f.scale == "linear" for f in factors_of(space))  # the default is the paper's
+    model = auto_model(list(fs.values()), "linear")
+    rng = np.random.default_rng(0)
+    configs = space.sample(rng, 20)
+    y = [np.log(c["t"] ** 2 / c["bx"]) for c in configs]  # log time: a power law in bx and t
+    f = fit(model, configs, y)
+    assert f.r2 > 1 - 1e-9
+    assert abs(f.coefficients["bx"] + np.log(2)) < 1e-6 and abs(f.coefficients["t"] - 2 * np.log(2)) < 1e-6
+    with pytest.raises(ValueError, match="scale"):
+        factors_of(space, scale="ln")
