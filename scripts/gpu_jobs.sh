@@ -9,11 +9,16 @@
 #   bash scripts/gpu_jobs.sh pf17  [LIMIT]  issue 17: four GPUs: Nsight Compute on zq with and without prefetch
 #                                          (docs/stencil_gpu_results/issue17_zqpf/plan.json), then 5 x 300 searches
 #                                          of hypterm and rhs4center with prefetch free to combine with zq
+#   bash scripts/gpu_jobs.sh stage17 [LIMIT] issue 17: four GPUs: on GPU 0 the GPU tests of zqs (the in-plane
+#                                          tiles staged with cp.async), then Nsight Compute on zq + prefetch with
+#                                          and without zqs (docs/stencil_gpu_results/issue17_stage_s22/plan.json);
+#                                          on GPUs 1-3 5 x 300 searches of hypterm with zqs in the space, then
+#                                          addsgd6 (seeds 1-5, GPU 0 too once done) while time is left
 #   bash scripts/gpu_jobs.sh mpi   [LIMIT]  issue 18: bench_mpi at 1, 8 and 32 ranks on the machine's CPUs
 # `ot` takes --missing-from $OT_DONE when that file exists (records of an earlier call), so a
 # second call runs only what the first did not finish.
 set -u
-job=${1:?name a job: ot, pair, zqpf, pf17 or mpi}; LIMIT=${2:-570}
+job=${1:?name a job: ot, pair, zqpf, pf17, stage17 or mpi}; LIMIT=${2:-570}
 t0=$(date +%s)
 cd "$(dirname "$0")/.."
 . scripts/gpu_env.sh
@@ -64,10 +69,23 @@ case "$job" in
       "END=$end bash $W hypterm:3:2:130 rhs4center:2:1:145" \
       "END=$end bash $W rhs4center:3:3:145"
     echo "rc=$?" ;;
+  stage17)
+    [ "$ngpu" -ge 4 ] || { echo "gpu_jobs: stage17 needs four GPUs, this machine has $ngpu" >&2; exit 2; }
+    end=$(( t0 + LIMIT - 15 ))
+    W=docs/stencil_gpu_results/issue17_h100_full/run_watch.sh
+    PLAN=docs/stencil_gpu_results/issue17_stage_s22/plan.json
+    T="timeout 150 \"\$PY\" -m pytest tests/apps/test_stencil_cuda_stage.py -m cuda -q -p no:cacheprovider"
+    OUT="$OUT" PY="$PY" bash scripts/gpu_fanout.sh \
+      "$T > \$OUT/cuda_tests_stage.log 2>&1; echo tests rc=\$?; tail -6 \$OUT/cuda_tests_stage.log;
+       DEADLINE=\$(( $end - \$(date +%s) - 5 )) bash scripts/gpu_ncu.sh --plan $PLAN; END=$end bash $W addsgd6:5:1:150" \
+      "END=$end bash $W hypterm:1:2:130 addsgd6:1:1:150" \
+      "END=$end bash $W hypterm:3:2:130 addsgd6:2:1:150" \
+      "END=$end bash $W hypterm:5:1:130 addsgd6:3:2:150"
+    echo "rc=$?" ;;
   mpi)
     timeout $(( $(left) - 5 )) "$PY" -m scripts.bench_mpi --params 2 --side 1000 --trials-per-rank 40 \
       --ranks ${MPI_RANKS:-1,8,32} --repeats 2 --modes central --techniques default --mpirun mpirun --mpirun-flags "$MF" \
       --json "$OUT/mpi.json" > "$OUT/mpi.log" 2>&1
     echo "rc=$?"; tail -20 "$OUT/mpi.log" ;;
-  *) echo "gpu_jobs: unknown job '$job'; name ot, pair, zqpf, pf17 or mpi" >&2; exit 2 ;;
+  *) echo "gpu_jobs: unknown job '$job'; name ot, pair, zqpf, pf17, stage17 or mpi" >&2; exit 2 ;;
 esac

@@ -81,6 +81,29 @@ space is a different kernel.  The knobs here, with csTuner's constraints:
   one plane (in-plane neighbours) stay in registers, loaded in their step
   as with ``zq`` alone (hypterm: 96 such loads per step beside the 6 queue
   planes; a register each to prefetch them is what zq cannot afford).
+* ``zqs`` (ours, with ``zq`` and ``prefetch`` only): the one-plane columns
+  that zq leaves in registers, of the arrays read at in-plane neighbours,
+  come from shared memory: for each (array, plane) with such columns, a
+  tile of the block tile plus the stencil's x/y halo, two buffers of it
+  after the queues' slabs in the same dynamic array.  While step z computes
+  from buffer ``zb``, the next step's plane is copied into the other with
+  ``cp.async`` (each thread elements tid, tid + NT, ..., the last row
+  guarded where NT does not divide the tile), in the same commit group as
+  the queues' copies; at the top of each step one ``cp.async.wait_all`` and
+  one ``__syncthreads`` make every thread's copies visible and free the
+  buffer the step before read (one barrier per step; ``zq_wait1`` is not
+  used).  A chunk's last step copies its own plane again (the queues'
+  branch-free clamp).  Columns on more than one plane stay z-queues, so
+  j3d27pt (every in-plane neighbour on three planes) has nothing to stage
+  and is refused.  Rule: queues (with the prefetch slot) plus 2 x tiles x
+  tile points fit ``DSMEM_LIMIT``, with the most queue elements and the
+  most tiles over the fission kernels (``cuda_zqs_tiles``; the space's
+  expression is the same bound, ``_zqs_rule_counts``).  Why: Nsight Compute
+  on hypterm's zq + prefetch kernel (docs/STENCILS.md, issue 17, session 21)
+  found it latency-bound at 18.8 % occupancy with 96 of its 102 loads per
+  step from global memory in their own step; the tiles put them one step
+  ahead, at the cost of shared memory (hypterm 32x4: 115,200 B per block
+  instead of 61,440, 2 blocks per SM instead of 3).
 
 Arrays are padded (see ``apps.stencil.spec``), so no thread needs a bounds
 check: the legality rules make every tile divide the grid exactly.
@@ -119,6 +142,7 @@ __all__ = [
     "cuda_space_rules",
     "cuda_why_illegal",
     "cuda_zq_doubles",
+    "cuda_zqs_tiles",
     "fission_groups",
     "generate_cuda",
 ]
@@ -155,10 +179,11 @@ CUDA_PARAMS: dict[str, list[Any]] = {
     "ring": [False, True],
     "dsmem": [False, True],
     "zq": [False, True],
+    "zqs": [False, True],
 }
 
 #: parameters a configuration may leave out (added after configurations were stored): their default
-OPTIONAL_PARAMS: dict[str, Any] = {"dsmem": False, "zq": False}
+OPTIONAL_PARAMS: dict[str, Any] = {"dsmem": False, "zq": False, "zqs": False}
 
 #: registers per SM (sm_80/sm_90): a -maxrregcount cap must let one block of the block size fit
 REGS_PER_SM = 65536
@@ -169,7 +194,7 @@ def cuda_baseline() -> dict[str, Any]:
     return {"bx": 32, "by": 4, "bz": 1, "sd": "none", "sb": 1, "uf": 1, "bmx": 1, "bmy": 1, "bmz": 1,
             "cmx": 1, "cmy": 1, "cmz": 1, "smem": False, "coef": "global", "prefetch": False, "retime": False,
             "minb": 1, "stcs": False, "maxrreg": 0, "fis": 1, "cse": False,
-            "ring": False, "dsmem": False, "zq": False}
+            "ring": False, "dsmem": False, "zq": False, "zqs": False}
 
 
 def cuda_retimable(st: Stencil) -> bool:
@@ -219,6 +244,9 @@ def cuda_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
     if zq and (c["smem"] or c["ring"] or c["retime"]):
         return ("zq moves the column queues of the plain register-queue kernel: not with smem, ring or retime "
                 "(for arrays read at in-plane neighbours use ring with dsmem)")
+    if c.get("zqs", False) and not (zq and c["prefetch"]):
+        return ("zqs (the current plane's in-plane tiles staged in shared memory with cp.async) needs zq with "
+                "prefetch")
     if c["bmx"] * c["bmy"] * c["bmz"] * c["cmx"] * c["cmy"] * c["cmz"] > 8:
         return "merging factors multiply to more than 8 points per thread"
     if nx % (c["bx"] * c["bmx"] * c["cmx"]) or ny % (c["by"] * c["bmy"] * c["cmy"]):
@@ -253,6 +281,15 @@ def cuda_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
             if need > DSMEM_LIMIT:
                 return (f"z-queues need {need} bytes of shared memory per block > {DSMEM_LIMIT}: use fewer threads, "
                         "fewer merged points or fission (fis)")
+            if c.get("zqs", False):
+                tiles = max(cuda_zqs_tiles(st, c))
+                if tiles == 0:
+                    return ("zqs: no array is read at in-plane neighbours in one-plane columns (each such column "
+                            "is a z-queue of zq): nothing to stage; use zqs=False")
+                need += 2 * tiles * _tile_points(st, c) * st.itemsize
+                if need > DSMEM_LIMIT:
+                    return (f"zqs: z-queues and {tiles} double-buffered tiles need {need} bytes of shared memory "
+                            f"per block > {DSMEM_LIMIT}: use fewer threads, a smaller tile or fission (fis)")
     return None
 
 
@@ -278,6 +315,14 @@ def cuda_space_rules(st: Stencil) -> list[tuple[str, str]]:
               "z-queues fit dynamic shared memory, every kernel has one"),
              (f"not zq or not prefetch or bx * by * bz <= {_zq_rule_threads(st, 1)}",
               "z-queues with their prefetch slot fit dynamic shared memory")]
+    elements, tiles = _zqs_rule_counts(st)
+    tile_pts = f"(bx * bmx * cmx + {2 * st.halo[2]}) * (by * bmy * cmy + {2 * st.halo[1]})"
+    rules += [("not zqs or (zq and prefetch)", "staged tiles (zqs): zq with prefetch"),
+              (f"not zqs or ({tiles}) >= 1", "staged tiles (zqs): a one-plane in-plane column to stage")]
+    if tiles != "0":  # j3d27pt: every in-plane column is a z-queue, zqs is off by the rule above
+        size = (f"({elements}) * bx * by * bz * {st.itemsize} + 2 * ({tiles}) * {tile_pts} * {st.itemsize} "
+                f"<= {DSMEM_LIMIT}")
+        rules.append((f"not zqs or {size}", "staged tiles (zqs) and z-queues fit dynamic shared memory"))
     tile = f"(bx * bmx * cmx + {2 * st.halo[2]}) * (by * bmy * cmy + {2 * st.halo[1]})"
     for k in range(1, len(st.outputs) + 1):
         size = f"{tile} * {_ring_bytes_per_point(st, k)}"
@@ -514,7 +559,7 @@ def generate_cuda(st: Stencil, c: Mapping[str, Any]) -> CudaKernelSpec:
     shown = {k: v for k, v in c.items() if not (k in OPTIONAL_PARAMS and v == OPTIONAL_PARAMS[k])}
     L: list[str] = [f"// generated for {st.name}: {shown}"]
     if c.get("zq", False) and c["prefetch"]:
-        L.extend(_zq_async_helpers(st))
+        L.extend(_zq_async_helpers(st, wait1=not c.get("zqs", False)))
     if c["coef"] == "constant":
         L.append(f"__constant__ {T} c_coef[{ncoef}];")
     for name, group in zip(names, groups):
@@ -531,7 +576,7 @@ def generate_cuda(st: Stencil, c: Mapping[str, Any]) -> CudaKernelSpec:
                           cuda_dynamic_smem(st, c))
 
 
-def _zq_async_helpers(st: Stencil) -> list[str]:
+def _zq_async_helpers(st: Stencil, wait1: bool = True) -> list[str]:
     """``zq`` with ``prefetch``: the asynchronous global-to-shared copy of one element, its group commit
     and the waits (PTX ``cp.async``, sm_80+; on older devices a plain copy and no-ops).
 
@@ -539,9 +584,11 @@ def _zq_async_helpers(st: Stencil) -> list[str]:
     memory clobber, so without a ``__syncthreads`` after it (the queues need none: each thread reads
     only its own slots) nvcc may move the shared-memory reads of the waited-for plane above the wait.
     Under ``#ifdef __CUDACC__`` because the CPU emulator of the tests defines the four itself.
+    ``wait1=False`` (``zqs``, which waits for everything at the top of a step): without ``zq_wait1``,
+    which nvcc would warn about as unused.
     """
     T = st.ctype
-    return ["#ifdef __CUDACC__",
+    out = ["#ifdef __CUDACC__",
             "// zq + prefetch: the next plane of each z-queue goes from global to shared memory with no register",
             f"static __device__ __forceinline__ void zq_async({T} *s, const {T} *g)",
             "{",
@@ -571,6 +618,10 @@ def _zq_async_helpers(st: Stencil) -> list[str]:
             "#endif",
             "}",
             "#endif"]
+    if not wait1:
+        at = out.index("static __device__ __forceinline__ void zq_wait1()  // every group but the newest has landed")
+        del out[at:at + 6]
+    return out
 
 
 def _kernel(st: Stencil, c: Mapping[str, Any], name: str, params: list[str]) -> list[str]:
@@ -695,6 +746,22 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
         L.append(f"  {T} * const zq = reinterpret_cast<{T} *>(dsm) + tid;  // slot s of a queue at off: zq[off + s * {nt}]")
         for d in depths:
             L.append(f"  int zo{d} = 0;  // {nt} x the slot of plane lo of every {d}-plane queue")
+    # zqs: the one-plane columns of the arrays read at in-plane neighbours come from tiles of their plane in
+    # shared memory (after the slabs, two buffers each: this step's at zb, the next step's at TILE - zb)
+    tiles = _tiles_of(st, cols) if c.get("zqs", False) else []
+    tp = th * tw
+    tbase = {t: sum((hi - lo + 2) * nt for lo, hi in cols.values() if hi > lo) + 2 * i * tp
+             for i, t in enumerate(tiles)}
+    tk = {k for k in keys if k not in zoff and (k[0], cols[k][0]) in tbase}  # the columns read from the tiles
+    n_tel = -(-tp // nt)
+    if tiles:
+        L.append(f"  {T} * const zt = reinterpret_cast<{T} *>(dsm) + (threadIdx.y * {c['bmy']} + {hy}) * {tw} + "
+                 f"threadIdx.x * {c['bmx']} + {hx};  // this thread's origin in a tile")
+        L.append(f"  const int gorg = (threadIdx.y * {c['bmy']} + {hy}) * {PX} + threadIdx.x * {c['bmx']} + {hx};")
+        for el in range(n_tel):  # element tid + el * NT of a {th} x {tw} tile: its offset from p_<array>
+            i = f"(tid + {el * nt})"
+            L.append(f"  const int tg{el} = ({i} / {tw}) * {PX} + {i} % {tw} - gorg;")
+        L.append(f"  int zb = 0;  // this step's buffer of every tile (0 or {tp})")
 
     def zslot(d: int, t: int) -> str:
         """The element offset of plane lo + t of a d-plane queue in this step (slot (zo/NT + t) mod d, or
@@ -702,10 +769,21 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
         return f"zo{d}" if t == 0 else f"zi{d}_{t}"
 
     for k in keys:
-        if k in zoff:
+        if k in zoff or k in tk:
             continue
         lo, hi = cols[k]
         L.append(f"  {T} {', '.join(f'{qn[k]}_{t}' for t in range(hi - lo + 1))};")
+
+    def tile_copies(zn: str, into: str, ind: str) -> list[str]:
+        """zqs: cp.async of every tile's plane (``zn``: the plane offset of the step it is for) into buffer
+        ``into``; the last element row guarded where NT does not divide the tile."""
+        out = []
+        for (arr, d) in tiles:
+            for el in range(n_tel):
+                stmt = (f"zq_async(&zq[{into} + {tbase[(arr, d)] + el * nt}], "
+                        f"p_{arr} + ({zn} + {d * PZ} + tg{el}));")
+                out.append(f"{ind}if (tid < {tp - el * nt}) {stmt}" if (el + 1) * nt > tp else f"{ind}{stmt}")
+        return out
     n_el = -(-th * tw // nt)
     arr_hi = {arr: max(cols[k][1] for k in keys if k[0] == arr) for arr in staged}
 
@@ -755,6 +833,9 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
         L.append("  {")
         L.extend(fill(k, cols[k][1] - cols[k][0], cols[k][1]) for k in keys if k in zoff)
         L.append("  }")
+    if tiles:  # the first step's tiles into buffer 0, waited for at the top of the first step
+        L.extend(tile_copies("0", "0", "  "))
+        L.append("  zq_commit();")
     pf = c["prefetch"] and not pfq
     if pf:
         for k in keys:
@@ -789,6 +870,10 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
         if t:
             ns = nslots[d]
             L.append(f"    const int {zslot(d, t)} = zo{d} < {(ns - t) * nt} ? zo{d} + {t * nt} : zo{d} - {(ns - t) * nt};")
+    if tiles:  # one barrier per step: this step's copies (issued a step ago) have landed for every thread, and
+        # every thread has finished the step before, whose buffer the copies below overwrite
+        L.append("    zq_wait_all();  // this thread's copies for this step (queues and tiles) have landed")
+        L.append("    __syncthreads();  // everyone's; and the step before's buffer is free")
     if pfq:  # the plane the next step needs (hi + 1) into each queue's spare slot, in flight during this step
         # branch-free: in a chunk's last step plane hi again (already read, never past the chunk or the grid),
         # into the spare slot no step reads; an `if` around the copies cost hypterm (32x4, maxrreg 128) 140 B
@@ -799,14 +884,18 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
                 lo, hi = cols[k]
                 L.append(f"    zq_async(&zq[{zslot(hi - lo + 1, hi - lo + 1)} + {zoff[k]}], "
                          f"p_{k[0]} + (zn + {hi * PZ + k[1] * PX + k[2]}));")
-        L.append("    zq_commit();  // one group per step")
-        # right away: the group waited for was issued a whole step ago; before the loads of the one-plane
-        # columns, which the wait's memory clobber would otherwise pin above it, all live at once
-        L.append("    zq_wait1();  // this step's plane hi, copied in the step before, has landed")
+        if tiles:
+            L.extend(tile_copies("zn", f"{tp} - zb", "    "))
+            L.append("    zq_commit();  // one group per step, waited for at the top of the next")
+        else:
+            L.append("    zq_commit();  // one group per step")
+            # right away: the group waited for was issued a whole step ago; before the loads of the one-plane
+            # columns, which the wait's memory clobber would otherwise pin above it, all live at once
+            L.append("    zq_wait1();  // this step's plane hi, copied in the step before, has landed")
     for k in keys:
         lo, hi = cols[k]
         last = hi - lo
-        if k in zoff and pfq:  # copied in the step before (or preloaded)
+        if (k in zoff and pfq) or k in tk:  # copied in the step before (or preloaded)
             continue
         if k in zoff:  # the new plane into the oldest slot
             L.append(f"    zq[{zslot(last + 1, last)} + {zoff[k]}] = {_load(k[0], hi * PZ + k[1] * PX + k[2])};")
@@ -833,6 +922,8 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
                 k = (e.array, oy + e.dy, ox + e.dx)
                 if k in zoff:
                     return f"zq[{zslot(cols[k][1] - cols[k][0] + 1, e.dz - cols[k][0])} + {zoff[k]}]"
+                if k in tk:
+                    return f"zt[zb + {tbase[(k[0], e.dz)] + k[1] * tw + k[2]}]"
                 return f"{qn[k]}_{e.dz - cols[k][0]}"
             if isinstance(e, Line):
                 return line_leaf(e, "(zs + z)", oy, ox)
@@ -841,7 +932,9 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
             items.append((lambda v, o=o, off=oy * PX + ox: _store(c, o, off, v), e, leaf))
     L.extend("    " + s for s in rend.statements(items))
     counters = [f"    zo{d} = zo{d} == {(nslots[d] - 1) * nt} ? 0 : zo{d} + {nt};" for d in depths]
-    L.extend(_end_of_step(st, [k for k in keys if k not in zoff], cols, qn, staged, PZ, counters))
+    if tiles:
+        counters.append(f"    zb = {tp} - zb;")
+    L.extend(_end_of_step(st, [k for k in keys if k not in zoff and k not in tk], cols, qn, staged, PZ, counters))
     if pfq:
         L.append("  zq_wait_all();  // the last step's copy lands before the block's shared memory is released")
     return L
@@ -970,6 +1063,8 @@ def _zq_layout(st: Stencil, c: Mapping[str, Any]) -> tuple[dict[tuple[str, int, 
         if hi > lo:
             offsets[k] = at
             at += (hi - lo + 1 + extra) * nt
+    if c.get("zqs", False):  # the staged tiles after the slabs, two buffers each (see _streaming_body)
+        at += 2 * len(_tiles_of(st, cols)) * _tile_points(st, c)
     return offsets, at * st.itemsize
 
 
@@ -981,6 +1076,25 @@ def cuda_zq_doubles(st: Stencil, c: Mapping[str, Any]) -> tuple[int, ...]:
     """
     bases = [_point_columns(_sub_stencil(st, g)) for g in fission_groups(st, c["fis"])]
     return _zq_elements(bases, _thread_points(c), 1 if c.get("prefetch", False) else 0)
+
+
+def _tile_points(st: Stencil, c: Mapping[str, Any]) -> int:
+    """Points of one in-plane tile: the block tile and the stencil's x/y halo."""
+    return (c["bx"] * c["bmx"] * c["cmx"] + 2 * st.halo[2]) * (c["by"] * c["bmy"] * c["cmy"] + 2 * st.halo[1])
+
+
+def _tiles_of(st: Stencil, cols: Mapping[tuple[str, int, int], Sequence[int]]) -> list[tuple[str, int]]:
+    """``zqs``: the (array, plane) tiles of one kernel, sorted: every plane at which an array read at
+    in-plane neighbours (``_staged_arrays``) has a one-plane column among ``cols`` (a thread's columns)."""
+    staged = set(_staged_arrays(st))
+    return sorted({(k[0], lo) for k, (lo, hi) in cols.items() if lo == hi and k[0] in staged})
+
+
+def cuda_zqs_tiles(st: Stencil, c: Mapping[str, Any]) -> tuple[int, ...]:
+    """Per kernel of ``c`` (launch order): the in-plane tiles ``zqs`` stages (each double-buffered)."""
+    pts = _thread_points(c)
+    return tuple(len(_tiles_of(sub, _queue_columns(sub, pts)))
+                 for sub in (_sub_stencil(st, g) for g in fission_groups(st, c["fis"])))
 
 
 def _pow2_above(n: int) -> int:
@@ -1009,13 +1123,47 @@ def _zq_rule_threads(st: Stencil, extra: int = 0) -> str:
     enumeration as fast as without zq.  Cached per stencil (``cuda_space`` is
     built often).
     """
+    most = DSMEM_LIMIT // st.itemsize
+
+    def threads(bases: Sequence[Any], subs: Sequence[Stencil], c: Mapping[str, Any]) -> int:
+        per = _zq_elements(bases, _thread_points(c), extra)
+        t = 0
+        if min(per) > 0:
+            t = 1024
+            while t and t * max(per) > most:
+                t //= 2
+        return t
+
+    return _merge_tree(st, threads)
+
+
+@functools.lru_cache(maxsize=64)
+def _zqs_rule_counts(st: Stencil) -> tuple[str, str]:
+    """``zqs``: the space's expressions of, over the kernels of a configuration, the most z-queue elements
+    per thread (with the prefetch slot: ``max(cuda_zq_doubles)``) and the most staged tiles (``_zqs_tiles``),
+    as decision trees over the same variables as ``_zq_rule_threads`` (exact for the same reason: past
+    ``2 hx + 3`` a cyclic stride no longer changes which columns the points share)."""
+    def elements(bases: Sequence[Any], subs: Sequence[Stencil], c: Mapping[str, Any]) -> int:
+        return max(_zq_elements(bases, _thread_points(c), 1))
+
+    def tiles(bases: Sequence[Any], subs: Sequence[Stencil], c: Mapping[str, Any]) -> int:
+        pts = _thread_points(c)
+        return max(len(_tiles_of(sub, _shifted_columns(b, pts))) for b, sub in zip(bases, subs))
+
+    return _merge_tree(st, elements), _merge_tree(st, tiles)
+
+
+def _merge_tree(st: Stencil, value: Any) -> str:
+    """A decision tree (an expression of the space) of ``value(bases, sub-stencils, c)``, an int that depends
+    on fis, the x/y merge factors and the distances ``min(bx * bmx, SX)``, ``min(by * bmy, SY)`` only
+    (see ``_zq_rule_threads``)."""
     hy, hx = st.halo[1], st.halo[2]
     sx, sy = _pow2_above(2 * hx + 3), _pow2_above(2 * hy + 3)
-    most = DSMEM_LIMIT // st.itemsize
     merges = [m for m in itertools.product((1, 2, 4), repeat=4) if m[0] * m[1] * m[2] * m[3] <= 8]
     table: dict[tuple[int, ...], int] = {}
     for fis in range(1, len(st.outputs) + 1):
-        bases = [_point_columns(_sub_stencil(st, g)) for g in fission_groups(st, fis)]
+        subs = [_sub_stencil(st, g) for g in fission_groups(st, fis)]
+        bases = [_point_columns(sub) for sub in subs]
         for bmx, bmy, cmx, cmy in merges:
             xs = [1 << i for i in range(sx.bit_length()) if bmx <= 1 << i]  # bx * bmx: bmx .. sx
             ys = [1 << i for i in range(sy.bit_length()) if bmy <= 1 << i]
@@ -1023,12 +1171,7 @@ def _zq_rule_threads(st: Stencil, extra: int = 0) -> str:
                 for ay in (ys if cmy > 1 else [sy]):
                     c = {"bx": ax // bmx, "by": ay // bmy, "bz": 1, "bmx": bmx, "bmy": bmy, "bmz": 1,
                          "cmx": cmx, "cmy": cmy, "cmz": 1}
-                    per = _zq_elements(bases, _thread_points(c), extra)
-                    t = 0
-                    if min(per) > 0:
-                        t = 1024
-                        while t and t * max(per) > most:
-                            t //= 2
+                    t = value(bases, subs, c)
                     for vx in (xs if cmx == 1 else [ax]):
                         for vy in (ys if cmy == 1 else [ay]):
                             table[(fis, bmx * bmy * cmx * cmy, bmx, bmy, cmx, cmy, vx, vy)] = t
