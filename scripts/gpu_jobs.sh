@@ -14,11 +14,13 @@
 #                                          and without zqs (docs/stencil_gpu_results/issue17_stage_s22/plan.json);
 #                                          on GPUs 1-3 5 x 300 searches of hypterm with zqs in the space, then
 #                                          addsgd6 (seeds 1-5, GPU 0 too once done) while time is left
+#   bash scripts/gpu_jobs.sh stage17s [LIMIT] issue 17: four GPUs: 5 x 300 searches of rhs4center and addsgd4
+#                                          with zqs in the space (the other two targets of stage17's call)
 #   bash scripts/gpu_jobs.sh mpi   [LIMIT]  issue 18: bench_mpi at 1, 8 and 32 ranks on the machine's CPUs
 # `ot` takes --missing-from $OT_DONE when that file exists (records of an earlier call), so a
 # second call runs only what the first did not finish.
 set -u
-job=${1:?name a job: ot, pair, zqpf, pf17, stage17 or mpi}; LIMIT=${2:-570}
+job=${1:?name a job: ot, pair, zqpf, pf17, stage17, stage17s or mpi}; LIMIT=${2:-570}
 t0=$(date +%s)
 cd "$(dirname "$0")/.."
 . scripts/gpu_env.sh
@@ -82,10 +84,20 @@ case "$job" in
       "END=$end bash $W hypterm:3:2:130 addsgd6:2:1:150" \
       "END=$end bash $W hypterm:5:1:130 addsgd6:3:2:150"
     echo "rc=$?" ;;
+  stage17s)
+    [ "$ngpu" -ge 4 ] || { echo "gpu_jobs: stage17s needs four GPUs, this machine has $ngpu" >&2; exit 2; }
+    end=$(( t0 + LIMIT - 15 ))
+    W=docs/stencil_gpu_results/issue17_h100_full/run_watch.sh
+    OUT="$OUT" PY="$PY" bash scripts/gpu_fanout.sh \
+      "END=$end bash $W rhs4center:1:2:145 addsgd4:5:1:90" \
+      "END=$end bash $W rhs4center:3:2:145" \
+      "END=$end bash $W rhs4center:5:1:145 addsgd4:1:2:90" \
+      "END=$end bash $W addsgd4:3:2:90"
+    echo "rc=$?" ;;
   mpi)
     timeout $(( $(left) - 5 )) "$PY" -m scripts.bench_mpi --params 2 --side 1000 --trials-per-rank 40 \
       --ranks ${MPI_RANKS:-1,8,32} --repeats 2 --modes central --techniques default --mpirun mpirun --mpirun-flags "$MF" \
       --json "$OUT/mpi.json" > "$OUT/mpi.log" 2>&1
     echo "rc=$?"; tail -20 "$OUT/mpi.log" ;;
-  *) echo "gpu_jobs: unknown job '$job'; name ot, pair, zqpf, pf17, stage17 or mpi" >&2; exit 2 ;;
+  *) echo "gpu_jobs: unknown job '$job'; name ot, pair, zqpf, pf17, stage17, stage17s or mpi" >&2; exit 2 ;;
 esac
