@@ -16,11 +16,17 @@
 #                                          addsgd6 (seeds 1-5, GPU 0 too once done) while time is left
 #   bash scripts/gpu_jobs.sh stage17s [LIMIT] issue 17: four GPUs: 5 x 300 searches of rhs4center and addsgd4
 #                                          with zqs in the space (the other two targets of stage17's call)
+#   bash scripts/gpu_jobs.sh stage17n [LIMIT] issue 17: four GPUs: Nsight Compute on GPU 0 of zq + prefetch, full
+#                                          zqs and zqsn (only the tiles with the most in-plane loads staged)
+#                                          (docs/stencil_gpu_results/issue17_stage_s22/zqsn/plan.json), the GPU
+#                                          tests of zqs/zqsn on GPU 1 meanwhile; then, only if a hypterm zqs/zqsn
+#                                          item of the probe is faster than its zq + prefetch item (gate.txt),
+#                                          5 x 300 searches of hypterm with zqsn in the space on the four GPUs
 #   bash scripts/gpu_jobs.sh mpi   [LIMIT]  issue 18: bench_mpi at 1, 8 and 32 ranks on the machine's CPUs
 # `ot` takes --missing-from $OT_DONE when that file exists (records of an earlier call), so a
 # second call runs only what the first did not finish.
 set -u
-job=${1:?name a job: ot, pair, zqpf, pf17, stage17, stage17s or mpi}; LIMIT=${2:-570}
+job=${1:?name a job: ot, pair, zqpf, pf17, stage17, stage17s, stage17n or mpi}; LIMIT=${2:-570}
 t0=$(date +%s)
 cd "$(dirname "$0")/.."
 . scripts/gpu_env.sh
@@ -94,10 +100,46 @@ case "$job" in
       "END=$end bash $W rhs4center:5:1:145 addsgd4:1:2:90" \
       "END=$end bash $W addsgd4:3:2:90"
     echo "rc=$?" ;;
+  stage17n)
+    [ "$ngpu" -ge 4 ] || { echo "gpu_jobs: stage17n needs four GPUs, this machine has $ngpu" >&2; exit 2; }
+    end=$(( t0 + LIMIT - 15 ))
+    W=docs/stencil_gpu_results/issue17_h100_full/run_watch.sh
+    PLAN=docs/stencil_gpu_results/issue17_stage_s22/zqsn/plan.json
+    mkdir -p "$OUT/probe"
+    ( export CUDA_VISIBLE_DEVICES=1
+      timeout 200 "$PY" -m pytest tests/apps/test_stencil_cuda_stage.py -m cuda -q -p no:cacheprovider \
+        > "$OUT/cuda_tests_stage.log" 2>&1; echo "tests rc=$?" >> "$OUT/cuda_tests_stage.log" ) &
+    tests=$!
+    ( export CUDA_VISIBLE_DEVICES=0 OUT="$OUT/probe"
+      DEADLINE=$(( end - $(date +%s) - 5 )) bash scripts/gpu_ncu.sh --plan $PLAN > "$OUT/probe/probe.log" 2>&1 )
+    wait "$tests"; tail -4 "$OUT/cuda_tests_stage.log"; grep -E "OK pct|FAIL|rc=" "$OUT/probe/probe.log"
+    tar -xzOf "$OUT/probe/ncu.tgz" ncu/items.jsonl > "$OUT/items.jsonl" 2>/dev/null
+    # the gate: a hypterm item with zqs (any zqsn) faster, by the same process's event timing, than zq + prefetch
+    # on the same configuration (label <shape>_pf)
+    "$PY" - "$OUT/items.jsonl" > "$OUT/gate.txt" <<'PYEOF'
+import json, sys
+rows = [json.loads(ln) for ln in open(sys.argv[1]) if ln.strip()]
+t = {r["label"]: r.get("time") for r in rows if r.get("state") == "OK"}
+faster = []
+for lab, v in t.items():
+    if lab.startswith("hypterm_") and "_pf_zqs" in lab:
+        base = t.get(lab.split("_pf_zqs")[0] + "_pf")
+        print(f"{lab}: {v * 1e3:.3f} ms against {base * 1e3 if base else float('nan'):.3f} ms")
+        if base and v < base:
+            faster.append(lab)
+print("GATE", "open" if faster else "closed", " ".join(faster))
+PYEOF
+    cat "$OUT/gate.txt"
+    if grep -q "^GATE open" "$OUT/gate.txt"; then
+      OUT="$OUT" PY="$PY" bash scripts/gpu_fanout.sh \
+        "END=$end bash $W hypterm:1:2:130" "END=$end bash $W hypterm:3:1:130" \
+        "END=$end bash $W hypterm:4:1:130" "END=$end bash $W hypterm:5:1:130"
+    fi
+    echo "rc=$? after $(( $(date +%s) - t0 ))s" ;;
   mpi)
     timeout $(( $(left) - 5 )) "$PY" -m scripts.bench_mpi --params 2 --side 1000 --trials-per-rank 40 \
       --ranks ${MPI_RANKS:-1,8,32} --repeats 2 --modes central --techniques default --mpirun mpirun --mpirun-flags "$MF" \
       --json "$OUT/mpi.json" > "$OUT/mpi.log" 2>&1
     echo "rc=$?"; tail -20 "$OUT/mpi.log" ;;
-  *) echo "gpu_jobs: unknown job '$job'; name ot, pair, zqpf, pf17, stage17, stage17s or mpi" >&2; exit 2 ;;
+  *) echo "gpu_jobs: unknown job '$job'; name ot, pair, zqpf, pf17, stage17, stage17s, stage17n or mpi" >&2; exit 2 ;;
 esac

@@ -104,6 +104,21 @@ space is a different kernel.  The knobs here, with csTuner's constraints:
   step from global memory in their own step; the tiles put them one step
   ahead, at the cost of shared memory (hypterm 32x4: 115,200 B per block
   instead of 61,440, 2 blocks per SM instead of 3).
+* ``zqsn`` (ours, with ``zqs`` only; 0 = every tile, as ``zqs`` alone): stage
+  only the ``zqsn`` tiles of a kernel with the most one-plane columns (the
+  in-plane loads per thread and step each tile replaces; ties in (array,
+  plane) order); the other one-plane columns stay register loads in their
+  own step as with zq + prefetch.  Double-buffered like ``zqs``: a single
+  buffer could only be refilled after every thread's last read of it (a
+  second barrier per step), so the copies would be in flight for the
+  end-of-step only, not one plane ahead, which is what zqs is for; and
+  single buffers of all seven hypterm tiles (26,880 B at 32x4) would still
+  not let 3 blocks share an SM.  Rule: ``zqsn`` below the most tiles over
+  the kernels (at or above it is ``zqsn=0``), and the queues plus 2 x
+  min(tiles, zqsn) x tile points fit ``DSMEM_LIMIT``.  Why: hypterm 32x4
+  (rr168) at 61,440 B + 2 x zqsn x 3,840 B keeps 3 blocks per SM (228 KiB,
+  1 KiB reserved per block: 76,800 B each) with zqsn <= 2, which stages
+  cons_e and cons_imx (32 of the 96 in-plane loads per step).
 
 Arrays are padded (see ``apps.stencil.spec``), so no thread needs a bounds
 check: the legality rules make every tile divide the grid exactly.
@@ -180,10 +195,11 @@ CUDA_PARAMS: dict[str, list[Any]] = {
     "dsmem": [False, True],
     "zq": [False, True],
     "zqs": [False, True],
+    "zqsn": [0, 1, 2, 3, 4],
 }
 
 #: parameters a configuration may leave out (added after configurations were stored): their default
-OPTIONAL_PARAMS: dict[str, Any] = {"dsmem": False, "zq": False, "zqs": False}
+OPTIONAL_PARAMS: dict[str, Any] = {"dsmem": False, "zq": False, "zqs": False, "zqsn": 0}
 
 #: registers per SM (sm_80/sm_90): a -maxrregcount cap must let one block of the block size fit
 REGS_PER_SM = 65536
@@ -194,7 +210,7 @@ def cuda_baseline() -> dict[str, Any]:
     return {"bx": 32, "by": 4, "bz": 1, "sd": "none", "sb": 1, "uf": 1, "bmx": 1, "bmy": 1, "bmz": 1,
             "cmx": 1, "cmy": 1, "cmz": 1, "smem": False, "coef": "global", "prefetch": False, "retime": False,
             "minb": 1, "stcs": False, "maxrreg": 0, "fis": 1, "cse": False,
-            "ring": False, "dsmem": False, "zq": False, "zqs": False}
+            "ring": False, "dsmem": False, "zq": False, "zqs": False, "zqsn": 0}
 
 
 def cuda_retimable(st: Stencil) -> bool:
@@ -247,6 +263,8 @@ def cuda_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
     if c.get("zqs", False) and not (zq and c["prefetch"]):
         return ("zqs (the current plane's in-plane tiles staged in shared memory with cp.async) needs zq with "
                 "prefetch")
+    if c.get("zqsn", 0) and not c.get("zqs", False):
+        return "zqsn (how many in-plane tiles zqs stages) needs zqs"
     if c["bmx"] * c["bmy"] * c["bmz"] * c["cmx"] * c["cmy"] * c["cmz"] > 8:
         return "merging factors multiply to more than 8 points per thread"
     if nx % (c["bx"] * c["bmx"] * c["cmx"]) or ny % (c["by"] * c["bmy"] * c["cmy"]):
@@ -282,10 +300,15 @@ def cuda_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
                 return (f"z-queues need {need} bytes of shared memory per block > {DSMEM_LIMIT}: use fewer threads, "
                         "fewer merged points or fission (fis)")
             if c.get("zqs", False):
-                tiles = max(cuda_zqs_tiles(st, c))
+                tiles = max(cuda_zqs_tiles(st, {**c, "zqsn": 0}))  # every tile (zqsn: the most staged)
                 if tiles == 0:
                     return ("zqs: no array is read at in-plane neighbours in one-plane columns (each such column "
                             "is a z-queue of zq): nothing to stage; use zqs=False")
+                if c.get("zqsn", 0) and c["zqsn"] >= tiles:
+                    return (f"zqsn={c['zqsn']}: the kernels have at most {tiles} tiles to stage, so every tile is "
+                            "staged: use zqsn=0")
+                if c.get("zqsn", 0):
+                    tiles = c["zqsn"]
                 need += 2 * tiles * _tile_points(st, c) * st.itemsize
                 if need > DSMEM_LIMIT:
                     return (f"zqs: z-queues and {tiles} double-buffered tiles need {need} bytes of shared memory "
@@ -318,10 +341,11 @@ def cuda_space_rules(st: Stencil) -> list[tuple[str, str]]:
     elements, tiles = _zqs_rule_counts(st)
     tile_pts = f"(bx * bmx * cmx + {2 * st.halo[2]}) * (by * bmy * cmy + {2 * st.halo[1]})"
     rules += [("not zqs or (zq and prefetch)", "staged tiles (zqs): zq with prefetch"),
-              (f"not zqs or ({tiles}) >= 1", "staged tiles (zqs): a one-plane in-plane column to stage")]
+              (f"not zqs or ({tiles}) >= 1", "staged tiles (zqs): a one-plane in-plane column to stage"),
+              (f"zqsn == 0 or (zqs and zqsn < ({tiles}))", "staged tiles (zqsn): fewer than every tile, with zqs")]
     if tiles != "0":  # j3d27pt: every in-plane column is a z-queue, zqs is off by the rule above
-        size = (f"({elements}) * bx * by * bz * {st.itemsize} + 2 * ({tiles}) * {tile_pts} * {st.itemsize} "
-                f"<= {DSMEM_LIMIT}")
+        size = (f"({elements}) * bx * by * bz * {st.itemsize} + 2 * (zqsn if zqsn else ({tiles})) * {tile_pts} * "
+                f"{st.itemsize} <= {DSMEM_LIMIT}")
         rules.append((f"not zqs or {size}", "staged tiles (zqs) and z-queues fit dynamic shared memory"))
     tile = f"(bx * bmx * cmx + {2 * st.halo[2]}) * (by * bmy * cmy + {2 * st.halo[1]})"
     for k in range(1, len(st.outputs) + 1):
@@ -748,7 +772,7 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
             L.append(f"  int zo{d} = 0;  // {nt} x the slot of plane lo of every {d}-plane queue")
     # zqs: the one-plane columns of the arrays read at in-plane neighbours come from tiles of their plane in
     # shared memory (after the slabs, two buffers each: this step's at zb, the next step's at TILE - zb)
-    tiles = _tiles_of(st, cols) if c.get("zqs", False) else []
+    tiles = _tiles_of(st, cols, c.get("zqsn", 0)) if c.get("zqs", False) else []
     tp = th * tw
     tbase = {t: sum((hi - lo + 2) * nt for lo, hi in cols.values() if hi > lo) + 2 * i * tp
              for i, t in enumerate(tiles)}
@@ -1064,7 +1088,7 @@ def _zq_layout(st: Stencil, c: Mapping[str, Any]) -> tuple[dict[tuple[str, int, 
             offsets[k] = at
             at += (hi - lo + 1 + extra) * nt
     if c.get("zqs", False):  # the staged tiles after the slabs, two buffers each (see _streaming_body)
-        at += 2 * len(_tiles_of(st, cols)) * _tile_points(st, c)
+        at += 2 * len(_tiles_of(st, cols, c.get("zqsn", 0))) * _tile_points(st, c)
     return offsets, at * st.itemsize
 
 
@@ -1083,17 +1107,24 @@ def _tile_points(st: Stencil, c: Mapping[str, Any]) -> int:
     return (c["bx"] * c["bmx"] * c["cmx"] + 2 * st.halo[2]) * (c["by"] * c["bmy"] * c["cmy"] + 2 * st.halo[1])
 
 
-def _tiles_of(st: Stencil, cols: Mapping[tuple[str, int, int], Sequence[int]]) -> list[tuple[str, int]]:
+def _tiles_of(st: Stencil, cols: Mapping[tuple[str, int, int], Sequence[int]], n: int = 0) -> list[tuple[str, int]]:
     """``zqs``: the (array, plane) tiles of one kernel, sorted: every plane at which an array read at
-    in-plane neighbours (``_staged_arrays``) has a one-plane column among ``cols`` (a thread's columns)."""
+    in-plane neighbours (``_staged_arrays``) has a one-plane column among ``cols`` (a thread's columns).
+    ``n`` > 0 (``zqsn``): only the ``n`` of them with the most such columns (the in-plane loads per thread
+    and step a tile replaces), ties in (array, plane) order; still returned sorted (the layout's order)."""
     staged = set(_staged_arrays(st))
-    return sorted({(k[0], lo) for k, (lo, hi) in cols.items() if lo == hi and k[0] in staged})
+    tiles = sorted({(k[0], lo) for k, (lo, hi) in cols.items() if lo == hi and k[0] in staged})
+    if n and n < len(tiles):
+        reads = {t: sum(1 for k, (lo, hi) in cols.items() if lo == hi and (k[0], lo) == t) for t in tiles}
+        tiles = sorted(sorted(tiles, key=lambda t: -reads[t])[:n])
+    return tiles
 
 
 def cuda_zqs_tiles(st: Stencil, c: Mapping[str, Any]) -> tuple[int, ...]:
-    """Per kernel of ``c`` (launch order): the in-plane tiles ``zqs`` stages (each double-buffered)."""
+    """Per kernel of ``c`` (launch order): the in-plane tiles ``zqs`` stages (each double-buffered; with
+    ``zqsn``, at most that many)."""
     pts = _thread_points(c)
-    return tuple(len(_tiles_of(sub, _queue_columns(sub, pts)))
+    return tuple(len(_tiles_of(sub, _queue_columns(sub, pts), c.get("zqsn", 0)))
                  for sub in (_sub_stencil(st, g) for g in fission_groups(st, c["fis"])))
 
 

@@ -13,6 +13,11 @@ configuration unchanged, the layout, the kernels on the CPU emulator against
 NumPy with the copies landing late and early, broken kernels caught, and
 nvcc builds (marker ``cuda``).  On a GPU (marker ``cuda``): every case
 against NumPy.
+
+``zqsn`` (session 22, second helper): only the ``zqsn`` tiles with the most
+one-plane columns are staged (hypterm 32x4: 2 of 7, so that 3 blocks of
+76,800 B share an SM); the same checks for it, and every ``zqs`` source of
+before ``zqsn`` pinned.
 """
 
 from __future__ import annotations
@@ -30,7 +35,10 @@ import pytest
 from apps.stencil.cstuner import CSTUNER_STENCILS, cstuner_stencil
 from apps.stencil.cuda_gen import (
     DSMEM_LIMIT,
+    _queue_columns,
+    _thread_points,
     _tile_points,
+    _tiles_of,
     cuda_baseline,
     cuda_space_rules,
     cuda_why_illegal,
@@ -68,7 +76,23 @@ CASES: dict[str, tuple[str, tuple[int, int, int], dict[str, Any]]] = {
 FAST = ("j3d7pt_32x4_chunk3", "addsgd4_r2_chunk5", "hypterm_32x4_chunk3")
 
 
+#: ``zqsn`` cases: a case of CASES and the count (below the most tiles of its kernels)
+CASES_N: dict[str, tuple[str, int]] = {
+    "hypterm_32x4_chunk3_n2": ("hypterm_32x4_chunk3", 2),
+    "addsgd4_r2_chunk5_n1": ("addsgd4_r2_chunk5", 1),
+    "hypterm_chunk1_fission_n3": ("hypterm_chunk1_fission", 3),
+    "addsgd6_r3_chunk9_n4": ("addsgd6_r3_chunk9", 4),
+    "rhs4center_r2_fission_n1": ("rhs4center_r2_fission", 1),
+    "helmholtz_chunk7_cse_n1": ("helmholtz_chunk7_cse", 1),
+}
+FAST_N = ("hypterm_32x4_chunk3_n2", "addsgd4_r2_chunk5_n1")
+
+
 def _case(case: str) -> tuple[Any, dict[str, Any]]:
+    if case in CASES_N:
+        base, n = CASES_N[case]
+        st, c = _case(base)
+        return st, {**c, "zqsn": n}
     name, shape, opts = CASES[case]
     return replace(cstuner_stencil(name, 32), shape=shape), {**cuda_baseline(), **ZQS, **opts}
 
@@ -152,9 +176,9 @@ def test_space_counts_are_unchanged_without_zqs_and_grow_only_with_zq_and_prefet
     st = cstuner_stencil(name, 64)
     assert _count(st, "not zqs") == COUNTS_BEFORE[name]
     assert _count(st, "zqs and not (zq and prefetch)") == 0
-    with_zqs = _count(st, "zqs")
+    with_zqs = _count(st, "zqs and zqsn == 0")  # zqsn: test_space_counts_are_unchanged_without_zqsn
     assert 0 < with_zqs <= _count(st, "zq and prefetch and not zqs")
-    assert cuda_space(st).count_valid(10**9) == COUNTS_BEFORE[name] + with_zqs
+    assert _count(st, "zqsn == 0") == COUNTS_BEFORE[name] + with_zqs
 
 
 def _rules(st: Any) -> list[Any]:
@@ -171,21 +195,27 @@ def test_space_rules_say_exactly_which_blocks_fit(name: str) -> None:
     rules = _rules(st)
     pow2 = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
     merges = [m for m in itertools.product((1, 2, 4), repeat=4) if np.prod(m) <= 8]
-    n = fits = 0
+    n = fits = fits_n = 0
     for fis in range(1, len(st.outputs) + 1):
         for (bmx, bmy, cmx, cmy), bx, by in itertools.product(merges, pow2, pow2):
             if not 32 <= bx * by <= 1024:
                 continue
             c = {"bx": bx, "by": by, "bz": 1, "bmx": bmx, "bmy": bmy, "bmz": 1, "cmx": cmx, "cmy": cmy, "cmz": 1,
-                 "fis": fis, "zq": True, "prefetch": True, "zqs": True}
-            per, tiles = cuda_zq_doubles(st, c), cuda_zqs_tiles(st, c)
-            need = (max(per) * bx * by + 2 * max(tiles) * _tile_points(st, c)) * st.itemsize
-            ok = max(tiles) > 0 and need <= DSMEM_LIMIT
-            assert all(eval(r, {"min": min}, c) for r in rules) == ok, (name, c, per, tiles)
-            n += 1
-            fits += ok
-    assert n > 1000
+                 "fis": fis, "zq": True, "prefetch": True, "zqs": True, "zqsn": 0}
+            per, every = cuda_zq_doubles(st, c), max(cuda_zqs_tiles(st, c))
+            for zqsn in (0, 1, 2, 3, 4):  # zqsn: fewer than every tile, the staged ones' bytes
+                c["zqsn"] = zqsn
+                tiles = cuda_zqs_tiles(st, c)
+                assert max(tiles) == (min(every, zqsn) if zqsn else every)
+                need = (max(per) * bx * by + 2 * max(tiles) * _tile_points(st, c)) * st.itemsize
+                ok = every > 0 and (zqsn == 0 or zqsn < every) and need <= DSMEM_LIMIT
+                assert all(eval(r, {"min": min}, c) for r in rules) == ok, (name, c, per, tiles)
+                n += 1
+                fits += ok
+                fits_n += ok and zqsn > 0
+    assert n > 5000
     assert (fits > 0) == (name != "j3d27pt")
+    assert (fits_n > 0) == (name not in ("j3d27pt", "j3d7pt"))  # j3d7pt: one tile, nothing to leave out
 
 
 def test_zqs_rules_match_the_space_on_random_points_near_zqs() -> None:
@@ -199,7 +229,7 @@ def test_zqs_rules_match_the_space_on_random_points_near_zqs() -> None:
         legal = 0
         for c in space.sample(rng, 60):
             c = {**c, "sd": "z", "bz": 1, "bmz": 1, "cmz": 1, "smem": False, "ring": False, "dsmem": False,
-                 "retime": False, **ZQS}
+                 "retime": False, **ZQS, "zqsn": int(rng.integers(0, 4))}
             k = list(CUDA_PARAMS)[rng.integers(len(CUDA_PARAMS))]
             for p in (c, {**c, k: CUDA_PARAMS[k][rng.integers(len(CUDA_PARAMS[k]))]}):
                 ok = cuda_why_illegal(st, p) is None
@@ -217,6 +247,107 @@ def test_space_samples_zqs_configurations_that_generate() -> None:
     for c in got[:4]:
         k = generate_cuda(st, c)
         assert 0 < k.dynamic_smem <= DSMEM_LIMIT and len(k.shared) == c["fis"]
+
+
+# ---- zqsn: fewer tiles ---------------------------------------------------------------------------------------
+def test_zqsn_rules_and_bytes_hypterm_32x4_keeps_three_blocks_per_sm() -> None:
+    st = cstuner_stencil("hypterm", 320)
+    ok = {**cuda_baseline(), **ZQS, "sb": 8, "bx": 32, "by": 4, "maxrreg": 168}
+    assert "zqsn (how many in-plane tiles zqs stages) needs zqs" in str(cuda_why_illegal(st, {**ok, "zqs": False,
+                                                                                               "zqsn": 2}))
+    assert not cuda_space(st).is_valid({**ok, "zqs": False, "zqsn": 2})
+    queues = generate_cuda(st, {**ok, "zqs": False}).shared[0]
+    assert queues == 61_440 and cuda_zqs_tiles(st, ok) == (7,)
+    for n, tiles, shared in ((0, 7, 115_200), (1, 1, 69_120), (2, 2, 76_800), (3, 3, 84_480), (4, 4, 92_160)):
+        c = {**ok, "zqsn": n}
+        assert cuda_why_illegal(st, c) is None and cuda_space(st).is_valid(c), n
+        assert cuda_zqs_tiles(st, c) == (tiles,)
+        assert generate_cuda(st, c).shared == (queues + 2 * tiles * 480 * 8,) == (shared,)
+        # H100: 228 KiB of shared memory per SM, 1 KiB of it reserved per block; 3 x 128 x 168 registers fit
+        assert (3 * (shared + 1024) <= 228 * 1024) == (n in (1, 2)), n
+    # rhs4center has 4 tiles: zqsn=4 would stage them all, which is zqsn=0
+    rc = cstuner_stencil("rhs4center", 320)
+    c = {**ok, "zqsn": 4}
+    assert "every tile is staged: use zqsn=0" in str(cuda_why_illegal(rc, c)) and not cuda_space(rc).is_valid(c)
+    assert cuda_why_illegal(rc, {**c, "zqsn": 3}) is None
+    # j3d7pt has one tile
+    j = cstuner_stencil("j3d7pt", 64)
+    c = {**cuda_baseline(), **ZQS, "sb": 2, "bx": 32, "by": 4, "zqsn": 1}
+    assert "use zqsn=0" in str(cuda_why_illegal(j, c)) and not cuda_space(j).is_valid(c)
+
+
+def test_zqsn_stages_the_tiles_with_the_most_in_plane_loads() -> None:
+    """The order comes from the stencil's columns (loads per thread and step a tile replaces), ties by name."""
+    want = {("hypterm", 2): [("cons_e", 0), ("cons_imx", 0)],  # 16 columns each for 5 arrays, q_u and q_v 8
+            ("hypterm", 6): [("cons_e", 0), ("cons_imx", 0), ("cons_imy", 0), ("cons_imz", 0), ("q_p", 0),
+                             ("q_u", 0)],
+            ("rhs4center", 1): [("u0", 0)],  # u0, u1: 20 columns; la, mu: 8
+            ("rhs4center", 3): [("la", 0), ("u0", 0), ("u1", 0)],
+            ("addsgd6", 1): [("u0", 0)],  # six arrays with 12, rho with 6
+            ("helmholtz", 2): [("beta_i", 0), ("x", 0)]}  # x: 4 columns, beta_i and beta_j 2
+    for (name, n), tiles in want.items():
+        st = cstuner_stencil(name, 64)
+        cols = _queue_columns(st, _thread_points({**cuda_baseline(), "bx": 32, "by": 4}))
+        every = _tiles_of(st, cols)
+        got = _tiles_of(st, cols, n)
+        assert got == tiles, (name, n, got)
+        loads = {t: sum(1 for k, (lo, hi) in cols.items() if lo == hi and (k[0], lo) == t) for t in every}
+        assert min(loads[t] for t in got) >= max(loads[t] for t in every if t not in got)
+        assert _tiles_of(st, cols, len(every)) == _tiles_of(st, cols, 0) == every
+
+
+def test_zqsn_reads_staged_tiles_from_shared_memory_and_the_rest_from_global() -> None:
+    st, c = _case("hypterm_32x4_chunk3_n2")
+    k = generate_cuda(st, c)
+    loop = k.source[k.source.index("for (int z"):]
+    every = generate_cuda(st, {**c, "zqsn": 0}).source
+    pf = generate_cuda(st, {**c, "zqs": False, "zqsn": 0}).source
+    tp = _tile_points(st, c)
+    # two tiles' copies: 4 elements per thread each (480 points, 128 threads) in the loop
+    assert loop.count("zq_async(") == pf[pf.index("for (int z"):].count("zq_async(") + 2 * 4
+    for arr in ("cons_e", "cons_imx"):
+        assert f"__ldg(p_{arr} +" not in loop
+        assert f"p_{arr} + (zn + 0 + tg0)" in loop
+    for arr in ("cons_imy", "cons_imz", "q_p", "q_u", "q_v"):  # as zq + prefetch has them: loads in their step
+        assert loop.count(f"__ldg(p_{arr} +") == pf[pf.index("for (int z"):].count(f"__ldg(p_{arr} +") > 0
+        assert f"p_{arr} + (zn + 0 + tg0)" not in loop
+    assert k.source.count("__syncthreads();") == 1 and f"zb = {tp} - zb;" in loop
+    assert "'zqsn': 2" in k.source.split("\n")[0] and "zqsn" not in every.split("\n")[0]
+
+
+#: sha256[:16] of every zqs case's source before ``zqsn`` existed (commit efbe589); the 371 sources of
+#: CUDA_OPTS x stencils x (prefetch, zqs) and these cases were compared before and after when zqsn was added
+ZQS_BEFORE = {"j3d7pt_32x4_chunk3": "aa5ad00c57877464", "j3d7pt_chunk1_merge": "c606ee91c30d7533",
+              "helmholtz_chunk7_cse": "ff1539a60ffaaba7", "cheby_uf2_constant": "54d9022283aab404",
+              "addsgd4_r2_chunk5": "546c69fc6d6e21da", "addsgd4_r2_fission_uf4": "330939a354cb7342",
+              "addsgd6_r3_chunk9": "f96cb60346a154ae", "hypterm_32x4_chunk3": "165f068d10b9eb80",
+              "hypterm_chunk1_fission": "fadd2675d1576c33", "hypterm_uf2_minb": "8e4e31441274471a",
+              "rhs4center_r2_uf2": "0f61bd01eb192c05", "rhs4center_r2_fission": "fa8653bdee2bcc5c"}
+
+
+def test_zqs_sources_are_byte_identical_to_before_zqsn() -> None:
+    assert set(ZQS_BEFORE) == set(CASES)
+    for case, digest in ZQS_BEFORE.items():
+        st, c = _case(case)
+        for cc in (c, {**c, "zqsn": 0}, {k: v for k, v in c.items() if k != "zqsn"}):
+            assert hashlib.sha256(generate_cuda(st, cc).source.encode()).hexdigest()[:16] == digest, case
+
+
+#: (total, with zqs) of cuda_space(st).count_valid() at 64^3 before ``zqsn`` existed (commit efbe589)
+COUNTS_BEFORE_N = {"j3d7pt": (19_916_652, 1_952_016), "hypterm": (68_552_700, 5_849_184),
+                   "addsgd6": (40_784_460, 3_857_568), "rhs4center": (40_790_268, 2_758_800)}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if n != "j3d7pt" else [])
+                                  for n in COUNTS_BEFORE_N])
+def test_space_counts_are_unchanged_without_zqsn(name: str) -> None:
+    st = cstuner_stencil(name, 64)
+    total, with_zqs = COUNTS_BEFORE_N[name]
+    assert _count(st, "zqsn == 0") == total and _count(st, "zqs and zqsn == 0") == with_zqs
+    assert _count(st, "zqsn > 0 and not zqs") == 0
+    with_n = _count(st, "zqsn > 0")
+    assert cuda_space(st).count_valid(10**9) == total + with_n
+    assert (with_n > 0) == (name != "j3d7pt")  # j3d7pt stages one tile: nothing to leave out
 
 
 # ---- layout ----------------------------------------------------------------------------------------------
@@ -269,7 +400,7 @@ def _assert_matches(st: Any, out: dict[str, Any], what: Any) -> None:
 
 
 @pytest.mark.parametrize("mode", ["deferred", "eager"])
-@pytest.mark.parametrize("case", FAST)
+@pytest.mark.parametrize("case", FAST + FAST_N)
 def test_zqs_matches_numpy_on_the_cpu(case: str, mode: str) -> None:
     st, c = _case(case)
     assert cuda_why_illegal(st, c) is None
@@ -278,7 +409,7 @@ def test_zqs_matches_numpy_on_the_cpu(case: str, mode: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["deferred", "eager"])
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case", sorted(CASES) + sorted(CASES_N))
 def test_every_zqs_case_matches_numpy_on_the_cpu(case: str, mode: str) -> None:
     st, c = _case(case)
     assert cuda_why_illegal(st, c) is None
@@ -336,6 +467,7 @@ def test_zqs_compiles_for_every_stencil(name: str) -> None:
     """Every stencil's cases build without static shared memory or warnings (j3d27pt: refused, nothing to
     stage; its zq + prefetch kernel builds instead)."""
     cases = [_case(k) for k in CASES if CASES[k][0] == name]
+    cases += [_case(k) for k in CASES_N if CASES[CASES_N[k][0]][0] == name]
     if name == "j3d27pt":
         st = cstuner_stencil(name, 32)
         c = {**cuda_baseline(), **ZQS, "sb": 2, "bx": 32, "by": 4}
@@ -360,6 +492,20 @@ def test_zqs_hypterm_at_320_builds_under_the_168_register_cap() -> None:
     assert "zq_wait1" not in generate_cuda(st, c).source
 
 
+@pytest.mark.cuda
+@needs_nvcc
+def test_zqsn_hypterm_at_320_builds_under_the_168_register_cap() -> None:
+    """The probe's shapes (32x4 and 16x8, sb=8, maxrreg=168) with 1 and 2 tiles staged: within the cap, no static array."""
+    st = cstuner_stencil("hypterm", 320)
+    cs = [{**cuda_baseline(), **ZQS, "sb": 8, "bx": bx, "by": 128 // bx, "maxrreg": 168, "zqsn": n}
+          for bx in (32, 16) for n in (1, 2)]
+    with ThreadPoolExecutor(2) as pool:
+        builds = list(pool.map(lambda c: _build(st, c), cs))
+    for c, bd in zip(cs, builds):
+        assert bd.registers is not None and bd.registers <= 168 and bd.smem_bytes == 0, c
+        assert "warning" not in bd.log.lower()
+
+
 # ---- on the GPU ------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def gpu_backend():  # type: ignore[no-untyped-def]
@@ -372,7 +518,7 @@ def gpu_backend():  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case", sorted(CASES) + sorted(CASES_N))
 def test_zqs_cases_match_numpy_on_the_gpu(case: str, gpu_backend) -> None:  # type: ignore[no-untyped-def]
     from apps.stencil.runner import CudaStencilRunner
 
