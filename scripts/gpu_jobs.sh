@@ -111,7 +111,7 @@ case "$job" in
         > "$OUT/cuda_tests_stage.log" 2>&1; echo "tests rc=$?" >> "$OUT/cuda_tests_stage.log" ) &
     tests=$!
     ( export CUDA_VISIBLE_DEVICES=0 OUT="$OUT/probe"
-      DEADLINE=$(( end - $(date +%s) - 5 )) bash scripts/gpu_ncu.sh --plan $PLAN > "$OUT/probe/probe.log" 2>&1 )
+      DEADLINE=$(( end - $(date +%s) - 5 )) bash scripts/gpu_ncu.sh --plan $PLAN > "$OUT/probe.log" 2>&1 )  # OUT: .../probe
     wait "$tests"; tail -4 "$OUT/cuda_tests_stage.log"; grep -E "OK pct|FAIL|rc=" "$OUT/probe/probe.log"
     tar -xzOf "$OUT/probe/ncu.tgz" ncu/items.jsonl > "$OUT/items.jsonl" 2>/dev/null
     # the gate: a hypterm item with zqs (any zqsn) faster, by the same process's event timing, than zq + prefetch
