@@ -26,6 +26,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -182,3 +183,32 @@ def run_on_cpu(st: Stencil, config: dict[str, Any], data: dict[str, np.ndarray],
             raise RuntimeError(f"kernel run failed ({r.returncode}): {r.stderr[-500:]}")
         return {o: interior(st, np.fromfile(os.path.join(tmp, f"{o}.bin"), st.dtype).reshape(st.padded_shape))
                 for o in k.outputs}
+
+
+def emulate(st: Stencil, c: dict[str, Any], mode: str, edit: Any = None) -> dict[str, np.ndarray]:
+    """Outputs of ``c`` on this emulator, the copies landing ``mode`` ("deferred": at the wait, the
+    latest; "eager": at issue, the earliest); ``edit`` rewrites the source first (the broken kernels).
+    The dynamic shared memory is made static as the launch would size it (``stencil_cases.static_dsmem``)."""
+    import pytest
+
+    from tests.apps.stencil_cases import static_dsmem
+
+    if not gxx_available():
+        pytest.skip("g++ not installed")
+
+    def gen(s: Any, cc: Any) -> Any:
+        k = static_dsmem(generate_cuda(s, cc))
+        if edit is None:
+            return k
+        src = edit(k.source)
+        assert src != k.source, "the edit changed nothing"
+        return replace(k, source=src)
+
+    return run_on_cpu(st, c, st.make_data(0), generate=gen, async_copies=mode)
+
+
+def assert_matches(st: Stencil, out: dict[str, np.ndarray], what: Any) -> None:
+    """Every output within 1e-10 (relative to its largest value) of the NumPy reference."""
+    ref = st.reference(st.make_data(0))
+    for o, r in ref.items():
+        assert np.max(np.abs(out[o] - r)) <= 1e-10 * np.max(np.abs(r)), (what, o)

@@ -48,7 +48,8 @@ from apps.stencil.cuda_gen import (
 )
 from apps.stencil.space import cuda_space
 from measurement.cuda import compile_cuda, nvcc_available
-from tests.apps.stencil_cases import cuda_config, static_dsmem
+from tests.apps import cuda_on_cpu
+from tests.apps.stencil_cases import cuda_config
 
 needs_nvcc = pytest.mark.skipif(not nvcc_available(), reason="nvcc not installed")
 ZQS = {"sd": "z", "zq": True, "prefetch": True, "zqs": True}
@@ -376,27 +377,8 @@ def test_layout_tiles_after_the_slabs_one_barrier_per_step_no_register_for_stage
 
 
 # ---- the CPU emulator ------------------------------------------------------------------------------------
-def _emulate(st: Any, c: dict[str, Any], mode: str, edit: Any = None) -> dict[str, Any]:
-    from tests.apps import cuda_on_cpu
-
-    if not cuda_on_cpu.gxx_available():
-        pytest.skip("g++ not installed")
-
-    def gen(s: Any, cc: Any) -> Any:
-        k = static_dsmem(generate_cuda(s, cc))
-        if edit is None:
-            return k
-        src = edit(k.source)
-        assert src != k.source, "the edit changed nothing"
-        return replace(k, source=src)
-
-    return cuda_on_cpu.run_on_cpu(st, c, st.make_data(0), generate=gen, async_copies=mode)
 
 
-def _assert_matches(st: Any, out: dict[str, Any], what: Any) -> None:
-    ref = st.reference(st.make_data(0))
-    for o, r in ref.items():
-        assert np.max(np.abs(out[o] - r)) <= 1e-10 * np.max(np.abs(r)), (what, o)
 
 
 @pytest.mark.parametrize("mode", ["deferred", "eager"])
@@ -404,7 +386,7 @@ def _assert_matches(st: Any, out: dict[str, Any], what: Any) -> None:
 def test_zqs_matches_numpy_on_the_cpu(case: str, mode: str) -> None:
     st, c = _case(case)
     assert cuda_why_illegal(st, c) is None
-    _assert_matches(st, _emulate(st, c, mode), (case, mode))
+    cuda_on_cpu.assert_matches(st, cuda_on_cpu.emulate(st, c, mode), (case, mode))
 
 
 @pytest.mark.slow
@@ -413,7 +395,7 @@ def test_zqs_matches_numpy_on_the_cpu(case: str, mode: str) -> None:
 def test_every_zqs_case_matches_numpy_on_the_cpu(case: str, mode: str) -> None:
     st, c = _case(case)
     assert cuda_why_illegal(st, c) is None
-    _assert_matches(st, _emulate(st, c, mode), (case, mode))
+    cuda_on_cpu.assert_matches(st, cuda_on_cpu.emulate(st, c, mode), (case, mode))
 
 
 def test_cases_cover_every_stencil_that_can_stage_and_the_chunk_edges() -> None:
@@ -450,7 +432,7 @@ def test_a_broken_staging_is_caught_on_the_cpu(broken: str) -> None:
     edit, wrong = BROKEN[broken]
     ref = st.reference(st.make_data(0))["out"]
     for m in ("deferred", "eager"):
-        out = _emulate(st, c, m, edit)["out"]
+        out = cuda_on_cpu.emulate(st, c, m, edit)["out"]
         assert np.allclose(out, ref) == (m not in wrong), (broken, m)
 
 

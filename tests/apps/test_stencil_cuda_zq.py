@@ -46,6 +46,7 @@ from apps.stencil.cuda_gen import (
 )
 from apps.stencil.space import cuda_space
 from measurement.cuda import compile_cuda, nvcc_available
+from tests.apps import cuda_on_cpu
 from tests.apps.cuda_on_cpu import check_case
 from tests.apps.stencil_cases import (
     CUDA_OPTS,
@@ -321,10 +322,6 @@ def test_zq_matches_numpy_on_the_cpu(name: str, opt: str) -> None:
 
 def test_a_wrong_circular_buffer_is_caught_on_the_cpu() -> None:
     """The emulator check is not vacuous: wrapping the slot counter to the wrong slot gives wrong output."""
-    from dataclasses import replace
-
-    from tests.apps import cuda_on_cpu
-
     if not cuda_on_cpu.gxx_available():
         pytest.skip("g++ not installed")
     st = cstuner_stencil("j3d7pt", 32)
@@ -411,29 +408,8 @@ def _pf_opt_cases() -> list[tuple[str, str]]:
     return out
 
 
-def _emulate(st: Any, c: dict[str, Any], mode: str, edit: Any = None) -> dict[str, Any]:
-    """Outputs of ``c`` on the CPU emulator, the copies landing ``mode`` ("deferred": at the wait, the
-    latest; "eager": at issue, the earliest); ``edit`` rewrites the source first (the broken kernels)."""
-    from tests.apps import cuda_on_cpu
-
-    if not cuda_on_cpu.gxx_available():
-        pytest.skip("g++ not installed")
-
-    def gen(s: Any, cc: Any) -> Any:
-        k = static_dsmem(generate_cuda(s, cc))
-        if edit is None:
-            return k
-        src = edit(k.source)
-        assert src != k.source, "the edit changed nothing"
-        return replace(k, source=src)
-
-    return cuda_on_cpu.run_on_cpu(st, c, st.make_data(0), generate=gen, async_copies=mode)
 
 
-def _assert_matches(st: Any, out: dict[str, Any], what: Any) -> None:
-    ref = st.reference(st.make_data(0))
-    for o, r in ref.items():
-        assert np.max(np.abs(out[o] - r)) <= 1e-10 * np.max(np.abs(r)), (what, o)
 
 
 @pytest.mark.parametrize("mode", ["deferred", "eager"])
@@ -441,7 +417,7 @@ def _assert_matches(st: Any, out: dict[str, Any], what: Any) -> None:
 def test_zq_prefetch_matches_numpy_on_the_cpu(case: str, mode: str) -> None:
     st, c = _pf_case(case)
     assert cuda_why_illegal(st, c) is None
-    _assert_matches(st, _emulate(st, c, mode), (case, mode))
+    cuda_on_cpu.assert_matches(st, cuda_on_cpu.emulate(st, c, mode), (case, mode))
 
 
 @pytest.mark.slow
@@ -450,7 +426,7 @@ def test_zq_prefetch_matches_numpy_on_the_cpu(case: str, mode: str) -> None:
 def test_every_zq_prefetch_case_matches_numpy_on_the_cpu(case: str, mode: str) -> None:
     st, c = _pf_case(case)
     assert cuda_why_illegal(st, c) is None
-    _assert_matches(st, _emulate(st, c, mode), (case, mode))
+    cuda_on_cpu.assert_matches(st, cuda_on_cpu.emulate(st, c, mode), (case, mode))
 
 
 @pytest.mark.slow
@@ -458,7 +434,7 @@ def test_every_zq_prefetch_case_matches_numpy_on_the_cpu(case: str, mode: str) -
 @pytest.mark.parametrize("name,opt", _pf_opt_cases())
 def test_every_zq_option_set_with_prefetch_matches_numpy_on_the_cpu(name: str, opt: str, mode: str) -> None:
     st = cstuner_stencil(name, 32)
-    _assert_matches(st, _emulate(st, {**cuda_config(opt), "prefetch": True}, mode), (name, opt, mode))
+    cuda_on_cpu.assert_matches(st, cuda_on_cpu.emulate(st, {**cuda_config(opt), "prefetch": True}, mode), (name, opt, mode))
 
 
 def test_zq_prefetch_cases_cover_the_chunk_edges() -> None:
@@ -539,9 +515,9 @@ def test_a_broken_prefetch_is_caught_on_the_cpu(broken: str) -> None:
     for m in ("deferred", "eager"):
         if m in aborts:
             with pytest.raises(RuntimeError, match="zq_async"):
-                _emulate(st, c, m, edit)
+                cuda_on_cpu.emulate(st, c, m, edit)
             continue
-        out = _emulate(st, c, m, edit)["out"]
+        out = cuda_on_cpu.emulate(st, c, m, edit)["out"]
         assert np.allclose(out, ref) == (m not in wrong), (broken, m)
 
 
