@@ -25,9 +25,9 @@ the run goes on), the refits and pool rebuilds, and a simulated timeline
 (one driver core answering the results in order) with the throughput
 against linear and the share of worker time spent waiting:
 
-    nice python -m scripts.bench_bo_pick --workers 8,32 --results 1280 [--spread]
+    nice python -m scripts.bench_bo_pick --workers 8,32 --results 1280 [--spread [on|auto]]
 
-(``--spread``: with ``BayesOpt(spread_refits=True)``.)  The simulated
+(``--spread``: with ``BayesOpt(spread_refits=True)``; ``--spread auto``: ``spread_refits="auto"``.)  The simulated
 timeline is given for a first batch of W (``simulated``) and of 1.5 W, the
 MPI driver's queue (``simulated_queue_1.5w``).
 """
@@ -204,6 +204,7 @@ def measure_workers(workers: int, results: int, seed: int, queue: int | None = N
         "would_retire_after": None if bo.first_retired is None else bo.first_retired[0],
         "retire_reason": None if bo.first_retired is None else bo.first_retired[1],
         "windows_over_gap": sum(w > gap for w in windows),
+        "spread_since": getattr(bo, "spread_since", None),
         "fits": bo.fits, "fits_at": fits_at, "pool_rebuilds": bo.rebuilds, "rebuilt_at": rebuilt_at,
         "best": bo.best_value,
         "simulated": simulate(walls, setup_wall, workers, queue),
@@ -223,13 +224,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=lambda v: [int(w) for w in v.split(",") if w], default=None,
                     help="stand in for these numbers of workers (e.g. 8,32) instead of timing picks")
     ap.add_argument("--results", type=int, default=1280, help="with --workers: results per run (the budget)")
-    ap.add_argument("--spread", action="store_true", help="with --workers: BayesOpt(spread_refits=True)")
+    ap.add_argument("--spread", nargs="?", const="on", default="off", choices=("off", "on", "auto"),
+                    help="with --workers: BayesOpt(spread_refits=True) (on, or the flag alone), "
+                         "spread_refits='auto' (auto), or the default (off)")
     ap.add_argument("--queue", type=float, default=1.0,
                     help="with --workers: the first batch, in workers (1: W; the MPI driver queues about 1.5 W)")
     args = ap.parse_args(argv)
     if args.workers:
         for w in args.workers:
-            options = {"spread_refits": True} if args.spread else None
+            options = {"on": {"spread_refits": True}, "auto": {"spread_refits": "auto"}}.get(args.spread)
             print(json.dumps(measure_workers(w, args.results, args.seed, queue=max(1, round(args.queue * w)),
                                              options=options)), flush=True)
         return 0

@@ -23,10 +23,13 @@
 #                                          item of the probe is faster than its zq + prefetch item (gate.txt),
 #                                          5 x 300 searches of hypterm with zqsn in the space on the four GPUs
 #   bash scripts/gpu_jobs.sh mpi   [LIMIT]  issue 18: bench_mpi at 1, 8 and 32 ranks on the machine's CPUs
+#   bash scripts/gpu_jobs.sh auto18 [LIMIT] issue 18: spread_refits="auto" against the code before it
+#                                          (docs/bo_auto_s23/rule.md): stand-in, bench_mpi at 32 ranks, replays
+#                                          at 1, 8 and 32 simulated workers (the machine's CPUs only)
 # `ot` takes --missing-from $OT_DONE when that file exists (records of an earlier call), so a
 # second call runs only what the first did not finish.
 set -u
-job=${1:?name a job: ot, pair, zqpf, pf17, stage17, stage17s, stage17n or mpi}; LIMIT=${2:-570}
+job=${1:?name a job: ot, pair, zqpf, pf17, stage17, stage17s, stage17n, auto18 or mpi}; LIMIT=${2:-570}
 t0=$(date +%s)
 cd "$(dirname "$0")/.."
 . scripts/gpu_env.sh
@@ -136,10 +139,49 @@ PYEOF
         "END=$end bash $W hypterm:4:1:130" "END=$end bash $W hypterm:5:1:130"
     fi
     echo "rc=$? after $(( $(date +%s) - t0 ))s" ;;
+  auto18)
+    # issue 18 point 3 (docs/bo_auto_s23/rule.md): spread_refits="auto" against the code before it. Needs
+    # .whl/head.tgz (git archive of the code before: ensemble techniques measurement apps scripts setup.cfg)
+    # and .whl/spaces/ (the five replay spaces of ../shared/data/spaces).
+    [ -f .whl/head.tgz ] && [ -d .whl/spaces ] || { echo "gpu_jobs: auto18 needs .whl/head.tgz and .whl/spaces/" >&2; exit 2; }
+    HEAD_DIR=/tmp/head; rm -rf "$HEAD_DIR"; mkdir -p "$HEAD_DIR"; tar -xzf .whl/head.tgz -C "$HEAD_DIR"
+    NEW_DIR=$(pwd); SP=$(ls "$NEW_DIR"/.whl/spaces/*.json.gz)
+    # the stand-in, new code only (HEAD has no "auto"), one core, beside bench_mpi
+    ( for s in 1 2 3; do for m in off auto on; do
+        echo "seed $s spread $m"; timeout 120 "$PY" -m scripts.bench_bo_pick --workers 32 --results 1280 --seed $s --spread $m
+      done; done > "$OUT/standin.jsonl" 2>&1 ) &
+    standin=$!
+    for v in head new; do
+      d=$HEAD_DIR; [ $v = new ] && d=$NEW_DIR
+      ( cd "$d" && PYTHONPATH=/tmp/site:$d timeout 150 "$PY" -m scripts.bench_mpi --params 2 --side 1000 \
+          --trials-per-rank 40 --ranks 32 --repeats 2 --modes central --techniques default --mpirun mpirun \
+          --mpirun-flags "$MF" --json "$OUT/mpi32_$v.json" > "$OUT/mpi32_$v.log" 2>&1 ); echo "mpi $v rc=$?"
+    done
+    wait "$standin"
+    pids=()
+    for v in head new; do
+      d=$HEAD_DIR; [ $v = new ] && d=$NEW_DIR
+      for f in $SP; do
+        sp=$(basename "$f" .json.gz)
+        ( cd "$d" && PYTHONPATH=/tmp/site:$d timeout $(( $(left) - 20 )) "$PY" -m scripts.bench_search "$f" --space file \
+            --techniques default --repeats ${W32_REPEATS:-20} --jobs 3 --workers 32 --model-retirement on --peers "" \
+            --random-repeats 20 --json-out "$OUT/w32_${v}_$sp.json" > "$OUT/w32_${v}_$sp.log" 2>&1 ) &
+        pids+=($!)
+        ( cd "$d" && PYTHONPATH=/tmp/site:$d timeout $(( $(left) - 20 )) "$PY" -m scripts.bench_search "$f" --space file \
+            --techniques default --repeats 3 --jobs 2 --workers 1,8 --peers "" \
+            --random-repeats 20 --json-out "$OUT/w18_${v}_$sp.json" > "$OUT/w18_${v}_$sp.log" 2>&1 ) &
+        pids+=($!)
+      done
+    done
+    wait "${pids[@]}"
+    # one archive: the device returns only a few files per call
+    tar -czf /tmp/auto18.tgz -C "$OUT" . && rm -f "$OUT"/*.json "$OUT"/*.log "$OUT"/*.jsonl && mv /tmp/auto18.tgz "$OUT/"
+    for v in head new; do tar -xzOf "$OUT/auto18.tgz" ./mpi32_$v.log | tail -1; done
+    echo "rc=0 after $(( $(date +%s) - t0 ))s" ;;
   mpi)
     timeout $(( $(left) - 5 )) "$PY" -m scripts.bench_mpi --params 2 --side 1000 --trials-per-rank 40 \
       --ranks ${MPI_RANKS:-1,8,32} --repeats 2 --modes central --techniques default --mpirun mpirun --mpirun-flags "$MF" \
       --json "$OUT/mpi.json" > "$OUT/mpi.log" 2>&1
     echo "rc=$?"; tail -20 "$OUT/mpi.log" ;;
-  *) echo "gpu_jobs: unknown job '$job'; name ot, pair, zqpf, pf17, stage17, stage17s, stage17n or mpi" >&2; exit 2 ;;
+  *) echo "gpu_jobs: unknown job '$job'; name ot, pair, zqpf, pf17, stage17, stage17s, stage17n, auto18 or mpi" >&2; exit 2 ;;
 esac

@@ -155,8 +155,12 @@ class BayesOpt(BaseTechnique):
     ``spread_refits`` (False): with several workers, run each refit after
     the first as a job of bounded steps, one per result, while the current
     posterior keeps answering (see ``_ready``; docs/bo_refit_s20/): the model
-    keeps up with 32 workers on 0.2 s evaluations, but at 8 simulated workers
-    the replay score dropped, so it is an option.
+    keeps up with 32 workers on 0.2 s evaluations, but spread from the start
+    it lowered the replay score at 8 simulated workers.  ``"auto"``: refits
+    in one piece until the throughput test above fails, then spread instead
+    of retiring (``_spread_instead``); the default ensemble's model arm uses
+    it (docs/bo_auto_s23/: at 32 MPI ranks the model proposed 73-100 % of the
+    trials instead of 16-20 %).
     """
 
     name: ClassVar[str] = "BayesOpt"
@@ -168,7 +172,7 @@ class BayesOpt(BaseTechnique):
                  compute_share: float | None = None, min_compute: float = 0.25,
                  incumbent: str = "mean", explore_failures: float = 0.05, exploit_tail: float = 0.1,
                  restart_patience: float | None = None, feasible_threshold: float = FILTER_THRESHOLD,
-                 failures_in_gp: str = "never", spread_refits: bool = False, **options: Any) -> None:
+                 failures_in_gp: str = "never", spread_refits: bool | str = False, **options: Any) -> None:
         super().__init__(seed=seed, **options)
         if failures_in_gp not in ("never", "always", "common"):
             raise TechniqueError(f"BayesOpt: failures_in_gp must be 'never', 'always' or 'common' (got "
@@ -177,11 +181,17 @@ class BayesOpt(BaseTechnique):
                                  f"{FAILURES_COMMON:.0%} of the initial design failed")
         self.failures_in_gp = failures_in_gp
         #: with several workers, spread each refit over the following results (see ``_ready``); off by
-        #: default: at 8 simulated workers it lowered the replay score (docs/bo_refit_s20/)
-        if not isinstance(spread_refits, (bool, np.bool_)):
-            raise TechniqueError(f"BayesOpt: spread_refits must be True or False (got {spread_refits!r}); True "
-                                 f"spreads each refit over the following results when several workers measure")
-        self.spread_refits = bool(spread_refits)
+        #: default: at 8 simulated workers it lowered the replay score (docs/bo_refit_s20/); "auto": only
+        #: once the throughput test would otherwise retire the model (see ``_charge_compute``)
+        if not (isinstance(spread_refits, (bool, np.bool_)) or spread_refits == "auto"):
+            raise TechniqueError(f"BayesOpt: spread_refits must be True, False or 'auto' (got {spread_refits!r}); "
+                                 f"True spreads each refit over the following results when several workers "
+                                 f"measure, 'auto' starts doing so when refits in one piece would hold them up")
+        self.spread_refits: bool | str = spread_refits if spread_refits == "auto" else bool(spread_refits)
+        #: whether refits are spread now: from the start with True; with "auto" from the result at which
+        #: the throughput test first failed (``spread_since``, for the report)
+        self.spreading = self.spread_refits is True
+        self.spread_since: int | None = None
         self._failures_common: bool | None = None  # 'common': decided once the initial design is in
         if not 0.0 < feasible_threshold < 1.0:
             raise TechniqueError(f"BayesOpt: feasible_threshold must be in (0, 1) (got {feasible_threshold!r}); "
@@ -340,7 +350,8 @@ class BayesOpt(BaseTechnique):
         return {**super().state_dict(), "fits": self.fits, "observations": len(self._obs),
                 "pool": len(self._pool_hashes), "compute_seconds": round(self.compute_seconds, 3),
                 "setup_seconds": round(self.setup_seconds, 3),
-                "evaluation_seconds": round(self.evaluation_seconds, 3), "retired": self.retired}
+                "evaluation_seconds": round(self.evaluation_seconds, 3), "retired": self.retired,
+                "spread_since": self.spread_since}
 
     # -- cost of the model against the cost of the evaluations ---------------
     @property
@@ -374,9 +385,28 @@ class BayesOpt(BaseTechnique):
         while the mean over 100-result stretches was 2-5 ms of the 6.25 ms
         gap (docs/bo_refit_s20/).
         """
-        if not self.spread_refits or self.failures_in_gp != "never":  # refits in one piece (see _spread):
+        if not self.spreading or self.failures_in_gp != "never":  # refits in one piece (see _spread):
             return WINDOW                                                # their bursts do hold the workers up
         return min(MAX_WINDOW, max(WINDOW, 4 * int(self.workers)))
+
+    def _spread_instead(self) -> bool:
+        """``spread_refits="auto"``: the first time the throughput test fails, spread refits instead of retiring.
+
+        Why: under a few workers the model keeps up with refits in one piece,
+        and those are what the replay scores were measured with (spread from
+        the start lowered them at 8 simulated workers, docs/bo_refit_s20/);
+        under many workers on cheap evaluations a refit in one piece holds
+        every worker up, and the model retired after about a tenth of a
+        32-rank run.  Spreading is the cheaper way to keep the model; the test
+        then starts a fresh window (the spread mode's own, ``_window``) and
+        retires the model only if it fails again.
+        """
+        if self.spread_refits != "auto" or self.spreading or self.failures_in_gp != "never":
+            return False
+        self.spreading = True
+        self.spread_since = len(self._obs)
+        self._marks.clear()
+        return True
 
     def _charge_compute(self, t0: float) -> None:
         """Add the time since ``t0`` to the model's compute; retire when it outweighs the evaluations.
@@ -415,9 +445,14 @@ class BayesOpt(BaseTechnique):
             window = self._window()
             per_result = (self._marks[-1] - self._marks[-1 - window]) / window
             gap = mean_cost / self.workers
-            if per_result > gap:
+            if per_result > gap and self._spread_instead():
+                _log.info("BayesOpt: %.3g ms per result (last %d) against %.3g ms between results of %d "
+                          "workers: refits are spread over results from here on", 1000 * per_result, window,
+                          1000 * gap, self.workers)
+            elif per_result > gap:
                 self.retired = (f"model compute {1000 * per_result:.3g} ms per result (last {window}) exceeded "
-                                f"the {1000 * gap:.3g} ms between results of {self.workers} workers")
+                                f"the {1000 * gap:.3g} ms between results of {self.workers} workers"
+                                + (" with refits spread" if self.spreading else ""))
         if self.retired is not None:
             _log.info("BayesOpt retired after %d observations: %s; the other techniques go on",
                       len(self._obs), self.retired)
@@ -668,7 +703,7 @@ class BayesOpt(BaseTechnique):
 
     def _spread(self) -> bool:
         """Whether refits are spread over results: several workers, a posterior to answer with meanwhile."""
-        return (self.spread_refits and self.workers > 1 and self._gp is not None
+        return (self.spreading and self.workers > 1 and self._gp is not None
                 and self.failures_in_gp == "never")
 
     def _advance(self) -> None:

@@ -40,7 +40,8 @@ from ensemble.errors import TechniqueError
 from ensemble.technique import Technique
 from techniques.bandit import AUCBandit
 
-__all__ = ["CONTINUOUS_ONLY", "DEFAULT_ARMS", "DEFAULT_FILL", "MODEL_COMPUTE_SHARE", "DefaultEnsemble"]
+__all__ = ["CONTINUOUS_ONLY", "DEFAULT_ARMS", "DEFAULT_FILL", "MODEL_COMPUTE_SHARE", "MODEL_SPREAD_REFITS",
+           "DefaultEnsemble"]
 
 #: the arms of the default ensemble (see docs/TECHNIQUES.md for the measurement)
 DEFAULT_ARMS: tuple[str, ...] = ("DifferentialEvolution", "GA", "BayesOpt", "NelderMead")
@@ -49,6 +50,10 @@ DEFAULT_ARMS: tuple[str, ...] = ("DifferentialEvolution", "GA", "BayesOpt", "Nel
 #: (docs/TECHNIQUES.md, "The cost of the model"; 12 ms -> 0.79 ms per trivial trial)
 MODEL_COMPUTE_SHARE: float | None = 0.25
 
+#: with several workers, whether the model spreads its refits over results (BayesOpt ``spread_refits``):
+#: "auto" spreads them only once refits in one piece would hold the workers up, where the model used
+#: to retire (docs/TECHNIQUES.md, "Many workers")
+MODEL_SPREAD_REFITS: bool | str = "auto"
 #: with several workers, the technique that proposes what the arms leave unfilled (MetaTechnique.propose).
 #: None by default: "NormalGreedyMutation" doubled the throughput of 32 ranks but failed one part of its
 #: screen (the model's share, docs/BENCHMARKS.md "Filling the queue"); turn it on with
@@ -95,6 +100,9 @@ class DefaultEnsemble(AUCBandit):
                     # the model steps aside once it costs more than a quarter of the measuring time
                     # (microsecond objectives); the other arms then take its trials
                     arm.compute_share = MODEL_COMPUTE_SHARE
+                if arm.spread_refits is False:
+                    arm.spread_refits = MODEL_SPREAD_REFITS
+                    arm.spreading = MODEL_SPREAD_REFITS is True
 
     def _on_bind(self) -> None:
         super()._on_bind()

@@ -204,12 +204,12 @@ def test_the_throughput_test_averages_over_four_rounds_only_when_refits_are_spre
     assert mixed._window() == 32
 
 
-def test_spread_refits_takes_a_bool_only() -> None:
+def test_spread_refits_takes_a_bool_or_auto_only() -> None:
     """A string such as 'false' must not switch the option on by being truthy."""
     import pytest
 
     from ensemble.errors import TechniqueError
 
     for bad in ("false", "off", 1, None):
-        with pytest.raises(TechniqueError, match="spread_refits must be True or False"):
+        with pytest.raises(TechniqueError, match="spread_refits must be True, False or .auto."):
             BayesOpt(spread_refits=bad)
