@@ -114,6 +114,8 @@ AVOID_THRESHOLD = 0.5
 #: the most likely ones: a design of p + 4 <= ~30 rows from >= 100 candidates (docs/DOE.md, session 15)
 AVOID_KEEP_FRACTION = 0.25
 AVOID_KEEP_MIN = 100
+#: ``_codes`` keeps at most this many encoded points
+CODE_CACHE_LIMIT = 100_000
 
 
 class DLMT(BaseTechnique):
@@ -259,6 +261,9 @@ class DLMT(BaseTechnique):
         self._data: list[tuple[dict[str, Any], float]] = []
         #: (hash, config) of each enumerated sub-space, by id (the sub-spaces live in ``self._subs``)
         self._enumerated: dict[int, list[tuple[str, dict[str, Any]]]] = {}
+        #: ``encode`` of the points ranked in the rest phase, by their values (see ``_codes``)
+        self._code_cache: dict[tuple[Any, ...], np.ndarray] = {}
+        self._names = [p.name for p in self.space.params]
         self._finished = False
         self._user = None if self.terms in ("auto", *DEGREES) else parse_formula(self.terms, self.factors)
         self._check_budget()
@@ -580,8 +585,8 @@ class DLMT(BaseTechnique):
         y = np.log(values) if bool((values > 0).all()) else values
         scale = float(y.std()) or 1.0
         y = (y - float(y.mean())) / scale
-        X = np.array([self.encode(c) for c, _ in ok])
-        Xp = np.array([self.encode(c) for c in pool])
+        X = self._codes([c for c, _ in ok])
+        Xp = self._codes(pool)
         with self._one_blas_thread():
             hyper = fit_hyperparameters(X, y, self.rng, restarts=1)
             mu, var = PoolPosterior.from_data(hyper, X, y, Xp).predict()
@@ -666,7 +671,37 @@ class DLMT(BaseTechnique):
         return model
 
     def _p_success(self, model: FeasibilityModel, configs: Batch) -> np.ndarray:
-        return model.p_success(np.array([self.encode(c) for c in configs]))
+        return model.p_success(self._codes(configs))
+
+    def _codes(self, configs: Batch) -> np.ndarray:
+        """``[encode(c) for c in configs]`` as an array, each point encoded once per run.
+
+        Why: ``rest="model"`` ranks up to MODEL_REST_POOL points after every
+        pick, mostly the same ones, and ``encode`` (a Python loop over the
+        parameters) was more than half of each pick's time.  The key is the
+        configuration's values with their types (so 1, 1.0 and True stay
+        apart); ``encode`` reads nothing else, so the rows are the same
+        (a point with an unhashable value is encoded every time).  The
+        cache is emptied when it passes CODE_CACHE_LIMIT points (a sampled
+        sub-space draws new points every time).
+        """
+        cache = self._code_cache
+        rows = []
+        for c in configs:
+            try:
+                values = tuple(map(c.__getitem__, self._names))
+                key = (values, tuple(map(type, values)))
+                row = cache.get(key)
+            except (KeyError, TypeError):  # a parameter missing (encode says so) or an unhashable value
+                rows.append(self.encode(c))
+                continue
+            if row is None:
+                row = self.encode(c)
+                if len(cache) >= CODE_CACHE_LIMIT:
+                    cache.clear()
+                cache[key] = row
+            rows.append(row)
+        return np.array(rows)
 
     def _likely(self, configs: Batch, keep_at_least: int) -> Batch:
         """``configs`` less those likely to fail (P(success) < AVOID_THRESHOLD), order kept.
