@@ -268,7 +268,9 @@ def test_resume_through_the_driver_measures_only_the_rest_of_the_step(tmp_path: 
     with pytest.raises(_Killed):
         ensemble.tune(f, database=f"sqlite:///{tmp_path}/killed.db", **kw)
     calls.update(n=0, kill_after=0)
-    ensemble.tune(f, database=f"sqlite:///{tmp_path}/killed.db", resume=True, **kw)
+    # the 'killed' worker is this live process, so resume hands its RUNNING request back only once the
+    # heartbeat is heartbeat_timeout old: 1 s here instead of the default 30 s of waiting
+    ensemble.tune(f, database=f"sqlite:///{tmp_path}/killed.db", resume=True, heartbeat_timeout=1.0, **kw)
     resumed_measured = calls["n"]
     ensemble.tune(f, database=f"sqlite:///{tmp_path}/whole.db", **kw)
 
