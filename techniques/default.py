@@ -127,5 +127,6 @@ class DefaultEnsemble(AUCBandit):
         if self._model is not None:
             model = self.arms[self._model].state_dict()
             state["model"] = {k: model.get(k) for k in ("fits", "observations", "compute_seconds",
-                                                        "setup_seconds", "evaluation_seconds", "retired")}
+                                                        "setup_seconds", "evaluation_seconds", "retired",
+                                                        "spread_since")}
         return state
