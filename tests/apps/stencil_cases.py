@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from apps.stencil.cuda_gen import cuda_baseline
@@ -150,3 +151,30 @@ def gpu_runners_or_skip() -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - no PyCUDA or no GPU: skip
         pytest.skip(f"no CUDA GPU usable here ({exc})")
     return {n: CudaStencilRunner(cstuner_stencil(n, 32), backend, repeats=1, warmup=0) for n in CSTUNER_STENCILS}
+
+
+@functools.cache
+def space_count(name: str, n: int, expr: str | None = None) -> int:
+    """``cuda_space`` of csTuner stencil ``name`` at ``n``^3 counted exactly (``count_valid(10**9)``), with
+    ``expr`` required (None: the whole space).
+
+    Cached for the session: the space-count tests of several files (zq, dsmem, stage, transforms) ask for
+    some of the same counts (``not zq``, ``not zqs``, the whole space), each tens of seconds for hypterm.
+    """
+    from apps.stencil.cstuner import cstuner_stencil
+    from apps.stencil.space import cuda_space
+
+    s = cuda_space(cstuner_stencil(name, n))
+    if expr is not None:
+        s.require(expr, name="fixed")
+    got = s.count_valid(10**9)
+    assert got is not None, (name, n, expr)
+    return got
+
+
+def count_space(st: Any, expr: str | None = None) -> int:
+    """``space_count`` of stencil ``st``, a csTuner stencil on a cube (what the cache is keyed by)."""
+    from apps.stencil.cstuner import cstuner_stencil
+
+    assert st == cstuner_stencil(st.name, st.shape[0]), "the cache holds csTuner stencils on cubes only"
+    return space_count(st.name, st.shape[0], expr)

@@ -12,6 +12,7 @@ NumPy on 32^3 for all eight stencils, the same cases as
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import sys
@@ -38,6 +39,7 @@ from tests.apps.cuda_on_cpu import check_case
 from tests.apps.stencil_cases import (
     DSMEM_OPTS,
     compile_case,
+    count_space,
     cuda_case_applies,
     cuda_config,
     gpu_runners_or_skip,
@@ -106,12 +108,7 @@ COUNTS_BEFORE = {"j3d7pt": 12_108_588, "hypterm": 42_500_652, "rhs4center": 25_9
 def test_space_counts_are_unchanged_without_dsmem_and_grow_only_by_rings(name: str) -> None:
     st = cstuner_stencil(name, 64)
 
-    def count(expr: str) -> int:
-        s = cuda_space(st)
-        s.require(expr, name="fixed")
-        n = s.count_valid(10**9)
-        assert n is not None
-        return n
+    count = functools.partial(count_space, st)  # cached: the zq tests count "not zq" too
 
     assert count("not dsmem and not zq") == COUNTS_BEFORE[name]  # zq (later): test_stencil_cuda_zq.py
     assert count("dsmem and not ring") == 0

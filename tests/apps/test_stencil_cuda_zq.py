@@ -52,6 +52,7 @@ from tests.apps.stencil_cases import (
     CUDA_OPTS,
     ZQ_OPTS,
     compile_case,
+    count_space,
     cuda_case_applies,
     cuda_config,
     gpu_runners_or_skip,
@@ -149,12 +150,7 @@ def test_existing_configurations_generate_byte_identical_sources(with_key: bool)
 COUNTS_BEFORE = {"j3d7pt": 14_060_604, "hypterm": 48_237_372, "rhs4center": 30_870_204}
 
 
-def _count(st: Any, expr: str) -> int:
-    s = cuda_space(st)
-    s.require(expr, name="fixed")
-    n = s.count_valid(10**9)
-    assert n is not None
-    return n
+_count = count_space  # cached for the session: the zq, dsmem, stage and transforms tests share counts
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if n != "j3d7pt" else [])
@@ -551,10 +547,12 @@ def test_zq_prefetch_costs_hypterm_no_registers_under_128() -> None:
 @needs_nvcc
 @pytest.mark.slow
 def test_every_zq_prefetch_variant_compiles() -> None:
-    builds = [_pf_build(*_pf_case(case)) for case in sorted(PF_CASES)]
-    builds += [_pf_build(cstuner_stencil(n, 32), {**cuda_config(o), "prefetch": True}) for n, o in _pf_opt_cases()]
-    assert all(bd.cubin[:4] == b"\x7fELF" and bd.smem_bytes == 0 and "warning" not in bd.log.lower()
-               for bd in builds)
+    variants = [(case, _pf_case(case)) for case in sorted(PF_CASES)]
+    variants += [((n, o), (cstuner_stencil(n, 32), {**cuda_config(o), "prefetch": True})) for n, o in _pf_opt_cases()]
+    with ThreadPoolExecutor(2) as pool:  # nvcc runs side by side (about a second each before it compiles)
+        builds = list(pool.map(lambda v: _pf_build(*v[1]), variants))
+    for (v, _), bd in zip(variants, builds):
+        assert bd.cubin[:4] == b"\x7fELF" and bd.smem_bytes == 0 and "warning" not in bd.log.lower(), v
 
 
 def test_runner_passes_the_prefetch_slot_in_the_dynamic_shared_memory(fake_gpu: Any) -> None:  # noqa: F811
