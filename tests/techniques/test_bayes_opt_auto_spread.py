@@ -13,18 +13,8 @@ import pytest
 
 from ensemble.errors import TechniqueError
 from techniques.bayes_opt import BayesOpt
+from tests.techniques.test_bayes_opt import _TickClock as _Clock
 from tests.techniques.test_bayes_opt_workers import _bench_space, _stand_in
-
-
-class _Clock:
-    """Every timed section costs ``step`` seconds (a test adds to ``now`` where it wants more)."""
-
-    def __init__(self, step: float) -> None:
-        self.now, self.step = 0.0, step
-
-    def __call__(self) -> float:
-        self.now += self.step
-        return self.now
 
 
 def test_bad_values_are_refused_with_the_choices() -> None:
