@@ -139,6 +139,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -224,7 +225,23 @@ def cuda_retimable(st: Stencil) -> bool:
 
 
 def _staged_arrays(st: Stencil) -> list[str]:
-    return sorted({a.array for a in st.all_accesses() if a.dx or a.dy})
+    return list(_memo(st, ("staged",), lambda: sorted({a.array for a in st.all_accesses() if a.dx or a.dy})))
+
+
+def _memo(st: Stencil, key: tuple[Any, ...], make: Any) -> Any:
+    """``make()``, computed once per stencil object and ``key``, kept on the (immutable) stencil.
+
+    Why: the space's rule checks and counts call the per-kernel helpers
+    (sub-stencils, their columns, staged tiles) once per configuration, tens
+    of thousands of times for the same stencil; what they derive depends only
+    on the stencil and the key.  Kept in the instance ``__dict__`` (past the
+    frozen ``__setattr__``), not a field, so equality, hashing and ``repr``
+    are unchanged.  Callers must not change what they get back.
+    """
+    memo = st.__dict__.setdefault("_cuda_memo", {})
+    if key not in memo:
+        memo[key] = make()
+    return memo[key]
 
 
 def _smem_bytes(st: Stencil, c: Mapping[str, Any]) -> int:
@@ -368,11 +385,16 @@ def fission_groups(st: Stencil, fis: int) -> list[tuple[tuple[str, Expr], ...]]:
 
 
 def _sub_stencil(st: Stencil, group: tuple[tuple[str, Expr], ...]) -> Stencil:
-    """``st`` restricted to the outputs of ``group`` and the inputs they read (same layout and halo)."""
-    used: set[str] = set()
-    for _, e in group:
-        used |= {a.array for a in _accs(e)}
-    return replace(st, outputs=tuple(group), inputs=tuple(a for a in st.inputs if a in used))
+    """``st`` restricted to the outputs of ``group`` and the inputs they read (same layout and halo).
+
+    The same object for the same group (``_memo``), so what is derived from it is derived once."""
+    def make() -> Stencil:
+        used: set[str] = set()
+        for _, e in group:
+            used |= {a.array for a in _accs(e)}
+        return replace(st, outputs=tuple(group), inputs=tuple(a for a in st.inputs if a in used))
+
+    return _memo(st, ("sub", tuple(name for name, _ in group)), make)
 
 
 @dataclass(frozen=True)
@@ -1034,14 +1056,17 @@ def _queue_columns(st: Stencil, pts: Sequence[tuple[int, int, int]]) -> dict[tup
 
 
 def _point_columns(st: Stencil) -> dict[tuple[str, int, int], tuple[int, int]]:
-    """The columns one point reads: (array, dy, dx) -> (lowest, highest) dz."""
-    cols: dict[tuple[str, int, int], tuple[int, int]] = {}
-    for _, e in st.outputs:
-        for a in _accs(e):
-            k = (a.array, a.dy, a.dx)
-            lo, hi = cols.get(k, (a.dz, a.dz))
-            cols[k] = (min(lo, a.dz), max(hi, a.dz))
-    return cols
+    """The columns one point reads: (array, dy, dx) -> (lowest, highest) dz (kept per stencil: read only)."""
+    def make() -> dict[tuple[str, int, int], tuple[int, int]]:
+        cols: dict[tuple[str, int, int], tuple[int, int]] = {}
+        for _, e in st.outputs:
+            for a in _accs(e):
+                k = (a.array, a.dy, a.dx)
+                lo, hi = cols.get(k, (a.dz, a.dz))
+                cols[k] = (min(lo, a.dz), max(hi, a.dz))
+        return cols
+
+    return _memo(st, ("columns",), make)
 
 
 def _shifted_columns(base: Mapping[tuple[str, int, int], tuple[int, int]],
@@ -1098,8 +1123,12 @@ def cuda_zq_doubles(st: Stencil, c: Mapping[str, Any]) -> tuple[int, ...]:
 
     With ``zq`` a kernel's dynamic shared memory is this x threads x itemsize.
     """
-    bases = [_point_columns(_sub_stencil(st, g)) for g in fission_groups(st, c["fis"])]
-    return _zq_elements(bases, _thread_points(c), 1 if c.get("prefetch", False) else 0)
+    pts, extra = _thread_points(c), 1 if c.get("prefetch", False) else 0
+
+    def make() -> tuple[int, ...]:
+        return _zq_elements([_point_columns(_sub_stencil(st, g)) for g in fission_groups(st, c["fis"])], pts, extra)
+
+    return _memo(st, ("zq doubles", c["fis"], tuple(pts), extra), make)
 
 
 def _tile_points(st: Stencil, c: Mapping[str, Any]) -> int:
@@ -1113,9 +1142,9 @@ def _tiles_of(st: Stencil, cols: Mapping[tuple[str, int, int], Sequence[int]], n
     ``n`` > 0 (``zqsn``): only the ``n`` of them with the most such columns (the in-plane loads per thread
     and step a tile replaces), ties in (array, plane) order; still returned sorted (the layout's order)."""
     staged = set(_staged_arrays(st))
-    tiles = sorted({(k[0], lo) for k, (lo, hi) in cols.items() if lo == hi and k[0] in staged})
+    reads = Counter((k[0], lo) for k, (lo, hi) in cols.items() if lo == hi and k[0] in staged)
+    tiles = sorted(reads)
     if n and n < len(tiles):
-        reads = {t: sum(1 for k, (lo, hi) in cols.items() if lo == hi and (k[0], lo) == t) for t in tiles}
         tiles = sorted(sorted(tiles, key=lambda t: -reads[t])[:n])
     return tiles
 
@@ -1123,8 +1152,8 @@ def _tiles_of(st: Stencil, cols: Mapping[tuple[str, int, int], Sequence[int]], n
 def cuda_zqs_tiles(st: Stencil, c: Mapping[str, Any]) -> tuple[int, ...]:
     """Per kernel of ``c`` (launch order): the in-plane tiles ``zqs`` stages (each double-buffered; with
     ``zqsn``, at most that many)."""
-    pts = _thread_points(c)
-    return tuple(len(_tiles_of(sub, _queue_columns(sub, pts), c.get("zqsn", 0)))
+    pts, n = _thread_points(c), c.get("zqsn", 0)
+    return tuple(_memo(sub, ("zqs tiles", tuple(pts), n), lambda: len(_tiles_of(sub, _queue_columns(sub, pts), n)))
                  for sub in (_sub_stencil(st, g) for g in fission_groups(st, c["fis"])))
 
 

@@ -127,18 +127,34 @@ def _walk(e: Expr, out: list[Expr]) -> None:
             stack.append(n.a)
 
 
+def _leaves(e: Expr) -> tuple[frozenset[Access], frozenset[Line]]:
+    """The distinct accesses and line accesses under ``e``, walked once per node and kept on it.
+
+    Why kept: the CUDA generator and its space rules ask for the accesses of
+    the same (large: hypterm, rhs4center) output trees once per configuration,
+    tens of thousands of times when a space is counted; the walk was most of
+    that time.  Nodes are immutable, so the answer cannot go stale.  It is
+    stored in the instance ``__dict__`` (past the frozen ``__setattr__``), not
+    as a field, so equality, hashing and ``repr`` are unchanged.
+    """
+    memo = e.__dict__.get("_leaves")
+    if memo is None:
+        nodes: list[Expr] = []
+        _walk(e, nodes)
+        memo = (frozenset(n for n in nodes if isinstance(n, Access)),
+                frozenset(n for n in nodes if isinstance(n, Line)))
+        e.__dict__["_leaves"] = memo
+    return memo
+
+
 def accesses(e: Expr) -> set[Access]:
-    """All distinct 3-D array accesses in ``e``."""
-    nodes: list[Expr] = []
-    _walk(e, nodes)
-    return {n for n in nodes if isinstance(n, Access)}
+    """All distinct 3-D array accesses in ``e`` (a new set: the caller may change it)."""
+    return set(_leaves(e)[0])
 
 
 def lines(e: Expr) -> set[Line]:
-    """All distinct 1-D line-array accesses in ``e``."""
-    nodes: list[Expr] = []
-    _walk(e, nodes)
-    return {n for n in nodes if isinstance(n, Line)}
+    """All distinct 1-D line-array accesses in ``e`` (a new set: the caller may change it)."""
+    return set(_leaves(e)[1])
 
 
 def count_flops(exprs: list[Expr]) -> int:

@@ -191,15 +191,24 @@ class Component:
         self, rows: np.ndarray, j: int, skip: Constraint | None = None
     ) -> np.ndarray:
         """Keep rows (parameters 0..j assigned) that meet or may still meet the constraints."""
+        return self._kept(rows, j, skip)[0]
+
+    def _kept(
+        self, rows: np.ndarray, j: int, skip: Constraint | None = None, at: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """``_filter``'s rows, and ``at`` (one entry per row: the merged count's row numbers) filtered
+        alike; None when not given, so the join pays for no second gather."""
         for c in self._due[j]:
             if rows.shape[0] == 0:
-                return rows
+                return rows, at
             if c is skip:
                 continue
-            rows = rows[self._mask(c, rows)]
+            keep = self._mask(c, rows)
+            rows = rows[keep]
+            at = None if at is None else at[keep]
         for c in self._touch[j]:
             if rows.shape[0] == 0:
-                return rows
+                return rows, at
             if rows.shape[0] > 4 * _PROBE:
                 # pruning is optional (skipping it is always sound): try it on a
                 # sample first and skip it when it would remove nothing
@@ -208,8 +217,10 @@ class Component:
                 probe = rows[pick]
                 if not self._prune(c, probe, j).any():
                     continue
-            rows = rows[~self._prune(c, rows, j)]
-        return rows
+            keep = ~self._prune(c, rows, j)
+            rows = rows[keep]
+            at = None if at is None else at[keep]
+        return rows, at
 
     def _extend(self, rows: np.ndarray, j: int, card: int) -> np.ndarray:
         """Every row combined with every value of parameter j, filtered."""
@@ -266,6 +277,63 @@ class Component:
             return int(self.grid_size) if self.finite else None
         t = self.table(limit)
         return None if t is None else int(t.shape[0])
+
+    def count_merged(self, limit: float) -> int | None:
+        """Exact number of valid assignments by variable elimination, or None past ``limit``.
+
+        The join of :meth:`table` keeps every valid partial row; counting needs
+        less.  Once every constraint that reads parameter i has been checked,
+        column i can no longer decide anything, so it is cleared and the rows
+        that now agree on every column are merged into one that carries how
+        many it stands for.  Rows then grow with the values the pending
+        constraints still read, not with the product of the parameters placed
+        so far (hypterm's CUDA space at 64^3: 42.5 million valid
+        configurations, at most 69 000 merged rows).  ``limit`` bounds the
+        merged rows and, times WORK_FACTOR, the candidate rows checked; None
+        when either is passed or the component is not discrete.  Nothing is
+        cached: sampling and repair keep using :meth:`table`.
+        """
+        if not self.constraints:
+            return int(self.grid_size) if self.finite else None
+        if not self.discrete:
+            return None
+        pos, k = self._pos, len(self.names)
+        dead_after = list(range(k))  # the step after which column i is read no more
+        for c in self.constraints:
+            last = max(pos[n] for n in c.names)
+            for n in c.names:
+                dead_after[pos[n]] = max(dead_after[pos[n]], last)
+        rows = np.zeros((1, 0), dtype=self._dtype())
+        weights = np.ones(1, dtype=object if self.grid_size >= 2**62 else np.int64)
+        work, budget = 0.0, WORK_FACTOR * limit
+        for j, card in enumerate(self._cards()):
+            block = max(1, int(limit) // card)
+            kept, kept_w = [], []
+            for start in range(0, rows.shape[0], block):
+                part = rows[start : start + block]
+                work += part.shape[0] * card
+                if work > budget:
+                    return None
+                full = np.concatenate(
+                    [np.repeat(part, card, axis=0), np.tile(np.arange(card, dtype=part.dtype), part.shape[0])[:, None]],
+                    axis=1,
+                )
+                got, at = self._kept(full, j, at=np.arange(full.shape[0]))
+                assert at is not None
+                kept.append(got)
+                kept_w.append(weights[start : start + block][at // card])
+            rows = np.concatenate(kept)
+            weights = np.concatenate(kept_w)
+            if rows.shape[0] == 0:
+                return 0
+            rows[:, [i for i in range(j + 1) if dead_after[i] <= j]] = 0
+            rows, which = np.unique(rows, axis=0, return_inverse=True)
+            merged = np.zeros(rows.shape[0], dtype=weights.dtype)
+            np.add.at(merged, which.ravel(), weights)
+            weights = merged
+            if rows.shape[0] > limit:
+                return None
+        return int(weights.sum())
 
     def decode(self, row: Sequence[int]) -> dict[str, Any]:
         """Index row -> {name: value}."""

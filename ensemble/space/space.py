@@ -391,18 +391,28 @@ class SearchSpace:
         return self.repair(cand, rng)
 
     # --- counting and enumeration -----------------------------------------
-    def count_valid(self, limit: int = 10**7) -> int | None:
+    def count_valid(self, limit: int = 10**7, *, merge: bool = False) -> int | None:
         """Exact number of valid configurations, or None when it cannot be computed.
 
         Each independent component whose grid has at most ``limit`` points is
         enumerated exactly, so the count is exact far beyond ``limit`` when the
         constraints split the space; None when a component is larger or continuous.
+
+        ``merge=True`` counts each component by variable elimination instead
+        (partial rows that agree on every parameter a pending constraint still
+        reads are merged, with a multiplicity): the same number, often many
+        times faster and within ``limit`` for spaces of billions of valid
+        configurations, but nothing is tabulated on the way, so later
+        ``sample`` and ``repair`` calls do not reuse it.  The default keeps
+        the join, whose table those calls reuse.
         """
+        if not isinstance(merge, bool):
+            raise SpaceError(f"count_valid(merge={merge!r}): merge must be True or False")
         if not self._params:
             return 0
         total = 1
         for comp in self._comps():
-            c = comp.count(limit)
+            c = comp.count_merged(limit) if merge else comp.count(limit)
             if c is None:
                 return None
             total *= c

@@ -84,25 +84,25 @@ def test_space_counts_with_the_new_parameters() -> None:
         for ring, acc in ((False, per_fis), (True, per_fis_ring)):
             s = cuda_space(hyp)
             s.require(f"fis == {k} and ring == {ring} and not zq", name="fixed fission")  # zq: queue sizes
-            acc.append(s.count_valid(10**9))
+            acc.append(s.count_valid(10**9, merge=True))
     s = cuda_space(hyp)
     s.require("zq", name="z-queues in shared memory (their size depends on the groups)")
-    with_zq = s.count_valid(10**9)
+    with_zq = s.count_valid(10**9, merge=True)
     assert total is not None and total == sum(per_fis) + sum(per_fis_ring) + with_zq and len(set(per_fis)) == 1
     assert per_fis_ring[0] <= per_fis_ring[-1]  # one kernel per output needs the smallest rings
     s = cuda_space(hyp)
     s.require("ring and not smem", name="ring without smem")
-    assert s.count_valid(10**9) == 0
+    assert s.count_valid(10**9, merge=True) == 0
     j = cstuner_stencil("j3d7pt", 64)
     s = cuda_space(j)
     s.require("fis != 1", name="no fission")
-    assert s.count_valid(10**9) == 0
+    assert s.count_valid(10**9, merge=True) == 0
     counts = {}
     for cse in (False, True):
         for rt in (False, True):
             s = cuda_space(j)
             s.require(f"cse == {cse} and retime == {rt}", name="fixed")
-            counts[cse, rt] = s.count_valid(10**9)
+            counts[cse, rt] = s.count_valid(10**9, merge=True)
     assert counts[True, True] == 0 and counts[True, False] == counts[False, False] > 0
 
 
