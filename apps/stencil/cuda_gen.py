@@ -140,9 +140,9 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from apps.stencil.expr import Access, Bin, Coef, Const, Expr, Line, Neg, render
 from apps.stencil.spec import Stencil
@@ -162,6 +162,8 @@ __all__ = [
     "fission_groups",
     "generate_cuda",
 ]
+
+_T = TypeVar("_T")
 
 KERNEL_NAME = "stencil_kernel"
 SMEM_LIMIT = 48 * 1024  # static shared memory per block (CUDA's limit without opt-in)
@@ -228,7 +230,7 @@ def _staged_arrays(st: Stencil) -> list[str]:
     return list(_memo(st, ("staged",), lambda: sorted({a.array for a in st.all_accesses() if a.dx or a.dy})))
 
 
-def _memo(st: Stencil, key: tuple[Any, ...], make: Any) -> Any:
+def _memo(st: Stencil, key: tuple[Any, ...], make: Callable[[], _T]) -> _T:
     """``make()``, computed once per stencil object and ``key``, kept on the (immutable) stencil.
 
     Why: the space's rule checks and counts call the per-kernel helpers

@@ -65,6 +65,17 @@ def value_array(p: DiscreteParameter) -> np.ndarray:
     return arr
 
 
+def _times_values(rows: np.ndarray, card: int) -> np.ndarray:
+    """Every row followed by each index 0..card-1 of the next parameter (row r, value v at r * card + v)."""
+    return np.concatenate(
+        [
+            np.repeat(rows, card, axis=0),
+            np.tile(np.arange(card, dtype=rows.dtype), rows.shape[0])[:, None],
+        ],
+        axis=1,
+    )
+
+
 class Component:
     """A set of parameters tied together by constraints."""
 
@@ -224,15 +235,7 @@ class Component:
 
     def _extend(self, rows: np.ndarray, j: int, card: int) -> np.ndarray:
         """Every row combined with every value of parameter j, filtered."""
-        m = rows.shape[0]
-        full = np.concatenate(
-            [
-                np.repeat(rows, card, axis=0),
-                np.tile(np.arange(card, dtype=rows.dtype), m)[:, None],
-            ],
-            axis=1,
-        )
-        return self._filter(full, j)
+        return self._filter(_times_values(rows, card), j)
 
     def _prune(self, c: Constraint, rows: np.ndarray, j: int) -> np.ndarray:
         """Rows (params 0..j assigned) for which ``c`` certainly fails whatever comes next."""
@@ -314,10 +317,7 @@ class Component:
                 work += part.shape[0] * card
                 if work > budget:
                     return None
-                full = np.concatenate(
-                    [np.repeat(part, card, axis=0), np.tile(np.arange(card, dtype=part.dtype), part.shape[0])[:, None]],
-                    axis=1,
-                )
+                full = _times_values(part, card)  # row r with value v is row r * card + v
                 got, at = self._kept(full, j, at=np.arange(full.shape[0]))
                 assert at is not None
                 kept.append(got)

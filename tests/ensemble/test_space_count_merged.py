@@ -27,8 +27,8 @@ def test_random_spaces_count_the_same_as_the_join_and_brute_force(seed: int) -> 
 
 def test_a_chain_is_counted_far_beyond_what_the_join_can_hold() -> None:
     """x0 < x1 < ... < x14 over 0..19: C(20, 15) valid points of a 3e19-point grid.  Each rule reads two
-    neighbours, so one column dies per step and at most 20 merged rows remain, where the join holds
-    C(20, 10) = 184,756 partial rows at its widest."""
+    neighbours, so one column dies per step and at most 20 merged rows remain, where the join keeps every
+    valid partial row (more than 10**4 of them: it gives up under that limit)."""
     s = SearchSpace(*(Integer(f"x{i}", 0, 19) for i in range(15)))
     for i in range(14):
         s.require(f"x{i} < x{i + 1}")
@@ -56,8 +56,9 @@ def test_past_the_limit_it_says_none() -> None:
     assert s.count_valid(limit=10**5, merge=True) is None
 
 
-def test_the_table_is_not_built_so_sampling_is_unchanged() -> None:
-    """The merged count leaves no table behind: the draws after it are those of a space never counted."""
+def test_a_merged_count_does_not_change_later_draws() -> None:
+    """Counting leaves the space's state for sampling as it was: the same seed draws the same points as
+    in a space never counted."""
     def space() -> SearchSpace:
         s = SearchSpace(Integer("a", 0, 30), Integer("b", 0, 30), Integer("c", 0, 30))
         return s.require("a + b <= 30").require("b * c <= 200")
