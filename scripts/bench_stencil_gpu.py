@@ -165,7 +165,7 @@ def _top_configs(database: str, run: str, k: int) -> list[dict[str, Any]]:
 
 
 def confirm_best(app: Any, be: Any, st: Any, configs: list[dict[str, Any]], rounds: int, repeats: int,
-                 peak: float) -> dict[str, Any]:
+                 peak: float, parallelism: int = 1) -> dict[str, Any]:
     """Re-time the search's top configurations against the copy measured right before each, then the pick again.
 
     Why: a search's best is its fastest single measurement, and the roofline
@@ -187,6 +187,10 @@ def confirm_best(app: Any, be: Any, st: Any, configs: list[dict[str, Any]], roun
     device run of this function: the first candidate of every round at
     82-83 % of the roofline, the others at 92-95 %, and the pick, alone
     after the copy in the final rounds, at 79-83 %).
+
+    The candidates compile ``parallelism`` at a time (nvcc runs on the
+    host's CPUs while the GPU is idle), so ten candidates cost about what
+    three did.
     """
     runner = app.runner()
     saved = dict(runner.timing)
@@ -197,7 +201,10 @@ def confirm_best(app: Any, be: Any, st: Any, configs: list[dict[str, Any]], roun
         return None if not t or t <= 0 else max(nbytes / bw, flops / peak) / t
 
     try:
-        builds = [(c, runner.build(c)) for c in configs]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max(1, parallelism)) as pool:
+            builds = list(zip(configs, pool.map(runner.build, configs)))
         per: list[list[float]] = [[] for _ in builds]
         for r in range(rounds):
             bw = be.copy_bandwidth(1 << 31)
@@ -425,7 +432,8 @@ def part_cuda(args: argparse.Namespace, report: dict[str, Any]) -> None:
                 conf = None
                 if best_cfg and args.confirm > 0:
                     cands = (_top_configs(where["database"], where["run"], args.confirm) if where else []) or [best_cfg]
-                    conf = confirm_best(app, be, st, cands, args.confirm_rounds, args.repeats, peaks["fp64_peak"])
+                    conf = confirm_best(app, be, st, cands, args.confirm_rounds, args.repeats, peaks["fp64_peak"],
+                                        args.parallelism)
                     best_cfg = conf["config"] or best_cfg
                 best = _measure(app, best_cfg, args.repeats) if best_cfg else {"state": "FAILED", "reason": how}
                 paired = conf is not None and conf["roof_frac"] is not None
@@ -564,9 +572,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timer-rounds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1, help="seed of the first search")
     ap.add_argument("--searches", type=int, default=1, help="searches per CUDA stencil (seeds seed, seed+1, ...)")
-    ap.add_argument("--confirm", type=int, default=3, metavar="K",
+    ap.add_argument("--confirm", type=int, default=10, metavar="K",
                     help="re-time each search's K fastest configurations against the copy measured right before "
-                         "them and report the pick from fresh rounds (0: the search's best against the first copy)")
+                         "them and report the pick from fresh rounds (0: the search's best against the first copy; "
+                         "10 since issue 17's re-timing study, docs/STENCILS.md, 3 before)")
     ap.add_argument("--confirm-rounds", type=int, default=5, help="rounds of copy + candidates for --confirm")
     ap.add_argument("--plot", metavar="RECORDS_JSON", help="only draw the plot of a cuda_roofline.json and exit")
     ap.add_argument("--technique", action="append", help="technique(s) to try in order (default: default, GA)")
@@ -574,7 +583,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.confirm < 0 or args.confirm_rounds < 1:
         ap.error(f"--confirm must be >= 0 (0: off) and --confirm-rounds >= 1; got {args.confirm} and "
-                 f"{args.confirm_rounds} (defaults 3 and 5)")
+                 f"{args.confirm_rounds} (defaults 10 and 5)")
     if args.plot:
         print(plot_records(args.plot))
         print(records_table(args.plot))
