@@ -24,7 +24,8 @@ import glob
 import json
 import os
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from scripts.bench_stencil_gpu import _app, _peaks, confirm_best
 

@@ -306,7 +306,7 @@ class Component:
             last = max(pos[n] for n in c.names)
             for n in c.names:
                 dead_after[pos[n]] = max(dead_after[pos[n]], last)
-        rows = np.zeros((1, 0), dtype=self._dtype())
+        rows: np.ndarray = np.zeros((1, 0), dtype=self._dtype())
         weights = np.ones(1, dtype=object if self.grid_size >= 2**62 else np.int64)
         work, budget = 0.0, WORK_FACTOR * limit
         for j, card in enumerate(self._cards()):
