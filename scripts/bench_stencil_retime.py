@@ -60,12 +60,30 @@ def recorded_configs(paths: list[str], stencil: str) -> dict[str, tuple[float, d
     return out
 
 
+def picked_configs(paths: list[str], stencil: str) -> list[tuple[float, dict[str, Any]]]:
+    """Each search's pick (``tuned_config``) for ``stencil`` in ``bench_stencil_gpu`` result files, in file order."""
+    out: list[tuple[float, dict[str, Any]]] = []
+    for p in paths:
+        try:
+            with open(p) as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            continue
+        for r in data.get("cuda", []) if isinstance(data, dict) else []:
+            if r.get("stencil") == stencil and isinstance(r.get("tuned_config"), dict):
+                out.append((100.0 * float(r.get("tuned_roof_frac") or 0.0), r["tuned_config"]))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--stencil", default="j3d7pt")
     ap.add_argument("--from", dest="sources", action="append", required=True,
                     help="glob of result JSON files (repeatable; ** recurses)")
     ap.add_argument("--top", type=int, default=24, help="how many configurations, by recorded figure")
+    ap.add_argument("--always", action="append", default=[],
+                    help="glob of result JSON files whose searches' picks are re-timed whatever their recorded "
+                         "figure (repeatable): to set a new run's picks beside the best recorded kernels")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--size", type=int, default=None)
@@ -82,13 +100,16 @@ def main(argv: list[str] | None = None) -> int:
     st = app.stencil
     base = cuda_baseline()
     ranked = sorted(found.values(), key=lambda pc: -pc[0])
-    configs, recorded = [], []
-    for pct, cfg in ranked:
+    picks = [(pct, cfg) for pct, cfg in picked_configs(
+        sorted({p for g in args.always for p in glob.glob(g, recursive=True)}), args.stencil)]
+    configs: list[dict[str, Any]] = []
+    recorded: list[float] = []
+    for i, (pct, cfg) in enumerate(picks + ranked):
         full = {**base, **cfg}
         if cuda_is_legal(st, full) and full not in configs:
             configs.append(full)
             recorded.append(pct)
-        if len(configs) == args.top:
+        if i >= len(picks) and len(configs) >= args.top + len(picks):
             break
     peak = _peaks(be)["fp64_peak"]
     print(f"device {be.name}: {len(found)} recorded configurations of {args.stencil} in {len(paths)} files; "
