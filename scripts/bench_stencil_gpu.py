@@ -344,8 +344,12 @@ def _save_records(args: argparse.Namespace, records: list[dict[str, Any]]) -> No
         json.dump(records, f, indent=1, default=str)
 
 
-def plot_records(path: str, out: str | None = None) -> str:
-    """Bar chart of % of roofline per stencil (baseline, tuned median, tuned best; worst as a whisker)."""
+def plot_records(path: str, out: str | None = None, title: str | None = None) -> str:
+    """Bar chart of % of roofline per stencil (baseline, tuned median, tuned best; worst as a whisker).
+
+    ``title`` replaces the default, which names the first record's device and copy bandwidth (right for one
+    run, wrong for a file merged from several).
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -369,7 +373,7 @@ def plot_records(path: str, out: str | None = None) -> str:
     ax.set_ylabel("% of roofline")
     r0 = recs[0] if recs else {}
     n = len(r0.get("searches", []))
-    ax.set_title(f"{r0.get('device', '?')}: copy {r0.get('copy_bandwidth_gbs', 0):.0f} GB/s; "
+    ax.set_title(title or f"{r0.get('device', '?')}: copy {r0.get('copy_bandwidth_gbs', 0):.0f} GB/s; "
                  f"budget {r0.get('budget')}, {n} search(es) per stencil", fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
