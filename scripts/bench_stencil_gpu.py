@@ -63,7 +63,15 @@ def _peaks(be: Any) -> dict[str, float]:
     return {"sms": sms, "clock_hz": clk, "fp64_peak": sms * clk * fp64_per_clk, "fp32_peak": sms * clk * 256}
 
 
-def _cuda_seeds(st: Any) -> list[dict[str, Any]]:
+def _cuda_seeds(st: Any, merge: bool = True) -> list[dict[str, Any]]:
+    """The configurations every CUDA search measures first: the baseline, then one or more per family of the space.
+
+    ``merge``: also the baseline with 2 x 2 points per thread along y and z (``bmy=2, bmz=2``), the one
+    family of the space (thread coarsening) that had no seed. Added in session 25, after the re-timing
+    study (docs/STENCILS.md) found j3d7pt's fastest kernels in that family and four of five searches ending
+    outside it; it is the family's plain representative, not those kernels' shapes (they are 128x2 or 256x1
+    blocks with 4 points along y), and ``--no-merge-seed`` leaves it out.
+    """
     from apps.stencil.cuda_gen import cuda_baseline, cuda_is_legal
 
     b = cuda_baseline()
@@ -81,6 +89,8 @@ def _cuda_seeds(st: Any) -> list[dict[str, Any]]:
                   {**b, "sd": "z", "sb": 8, "bx": 64, "by": 4, "maxrreg": 128},
                   {**b, "fis": n_out, "sd": "z", "sb": 8, "bx": 32, "by": 4, "smem": True, "ring": True}]
     cands.append({**b, "sd": "z", "sb": 16, "bx": 64, "by": 4, "smem": True, "ring": True})
+    if merge:
+        cands.append({**b, "bmy": 2, "bmz": 2})
     if getattr(_cuda_seeds, "extra", False):  # --more-seeds: the streaming shapes worth trying first
         cands += [{**b, "sd": "z", "sb": sb, "bx": bx, "by": by, "prefetch": pf, "coef": "literal"}
                   for sb, bx, by, pf in ((16, 32, 8, False), (32, 64, 8, True), (16, 128, 4, False),
@@ -431,7 +441,8 @@ def part_cuda(args: argparse.Namespace, report: dict[str, Any]) -> None:
             for seed in range(args.seed, args.seed + args.searches):
                 t0 = time.time()
                 where: dict[str, str] = {}
-                best_cfg, how = _tune(app, _cuda_seeds(st), args.budget, args.parallelism, f"{name}-s{seed}", tmp,
+                seeds = _cuda_seeds(st, merge=not args.no_merge_seed)
+                best_cfg, how = _tune(app, seeds, args.budget, args.parallelism, f"{name}-s{seed}", tmp,
                                       seed, where)
                 conf = None
                 if best_cfg and args.confirm > 0:
@@ -570,6 +581,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--synthetic", type=int, default=12, help="how many synthetic OpenCL stencils")
     ap.add_argument("--synthetic-from", type=int, default=0, help="skip the first synthetic stencils")
     ap.add_argument("--more-seeds", action="store_true", help="seed the CUDA search with 8 more streaming shapes")
+    ap.add_argument("--no-merge-seed", action="store_true",
+                    help="leave out the seed with 2 x 2 points per thread (bmy=2, bmz=2), as before session 25")
     ap.add_argument("--platform", default="NVIDIA")
     ap.add_argument("--parallelism", type=int, default=12)
     ap.add_argument("--repeats", type=int, default=20)

@@ -189,3 +189,19 @@ def test_top_configs_are_the_fastest_distinct_ok_results(tmp_path) -> None:  # t
     top = _top_configs(db, "r", 3)
     assert top[0]["x"] == 4 and len(top) == 3 and len({c["x"] for c in top}) == 3
     assert _top_configs(db, "nope", 3) == []
+
+
+def test_every_search_is_seeded_with_the_merging_family_unless_told_not_to() -> None:
+    """The seed list: the baseline first, one legal seed with 2 x 2 points per thread, left out by merge=False."""
+    from apps.stencil.cstuner import cstuner_stencil
+    from apps.stencil.cuda_gen import cuda_baseline, cuda_is_legal
+    from scripts.bench_stencil_gpu import _cuda_seeds
+
+    merged = {**cuda_baseline(), "bmy": 2, "bmz": 2}
+    for name in ("j3d7pt", "hypterm"):
+        st = cstuner_stencil(name, 64)
+        with_seed, without = _cuda_seeds(st), _cuda_seeds(st, merge=False)
+        assert with_seed[0] == without[0] == cuda_baseline()
+        assert merged in with_seed and merged not in without
+        assert [c for c in with_seed if c != merged] == without
+        assert all(cuda_is_legal(st, c) for c in with_seed)
