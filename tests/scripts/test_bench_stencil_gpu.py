@@ -191,8 +191,8 @@ def test_top_configs_are_the_fastest_distinct_ok_results(tmp_path) -> None:  # t
     assert _top_configs(db, "nope", 3) == []
 
 
-def test_every_search_is_seeded_with_the_merging_family_unless_told_not_to() -> None:
-    """The seed list: the baseline first, one legal seed with 2 x 2 points per thread, left out by merge=False."""
+def test_the_merging_seed_is_added_only_when_asked_for() -> None:
+    """The seed list: the baseline first; merge=True (--merge-seed) adds one legal seed with 2 x 2 points per thread."""
     from apps.stencil.cstuner import cstuner_stencil
     from apps.stencil.cuda_gen import cuda_baseline, cuda_is_legal
     from scripts.bench_stencil_gpu import _cuda_seeds
@@ -200,7 +200,7 @@ def test_every_search_is_seeded_with_the_merging_family_unless_told_not_to() -> 
     merged = {**cuda_baseline(), "bmy": 2, "bmz": 2}
     for name in ("j3d7pt", "hypterm"):
         st = cstuner_stencil(name, 64)
-        with_seed, without = _cuda_seeds(st), _cuda_seeds(st, merge=False)
+        with_seed, without = _cuda_seeds(st, merge=True), _cuda_seeds(st)
         assert with_seed[0] == without[0] == cuda_baseline()
         assert merged in with_seed and merged not in without
         assert [c for c in with_seed if c != merged] == without

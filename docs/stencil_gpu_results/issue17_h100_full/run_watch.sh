@@ -10,7 +10,7 @@
 #     bash docs/stencil_gpu_results/issue17_h100_full/run_watch.sh hypterm:1:5:105
 # Each argument is stencil:first_seed:searches:EST. The options of scripts/bench_stencil_gpu.py are
 # run_full.sh's: --part cuda --budget 300 --parallelism 14 --repeats 10 (no --more-seeds); EXTRA (unquoted)
-# adds options, e.g. EXTRA=--no-merge-seed.
+# adds options, e.g. EXTRA=--merge-seed.
 # At the end it prints NEXT: the searches still to run.
 set -u
 set -m   # each background job gets its own process group, so that it can be stopped with its workers
