@@ -87,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--size", type=int, default=None)
+    ap.add_argument("--parallelism", type=int, default=14, help="candidates compiled at once")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args(argv)
     from apps.stencil.cuda_gen import cuda_baseline, cuda_is_legal
@@ -118,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     for p in range(2):
         order = configs if p == 0 else configs[::-1]
         t0 = time.time()
-        res = confirm_best(app, be, st, order, args.rounds, args.repeats, peak)
+        res = confirm_best(app, be, st, order, args.rounds, args.repeats, peak, args.parallelism)
         meds = {json.dumps(c["config"], sort_keys=True): c["median_pct_roofline"] for c in res["candidates"]}
         passes.append({"pick": res["config"], "pick_pct": 100.0 * (res["roof_frac"] or 0.0),
                        "copy_gbs": res["copy_gbs"], "seconds": time.time() - t0, "medians": meds})
