@@ -3,8 +3,8 @@
 Why: a search's figure for its best kernel comes from its own process and its
 own copy measurement; kernels found in different processes (different
 searches, days, cards) cannot be ranked from their recorded figures. Issue 17
-misses j3d7pt's 95 % by half a point, and the recorded figures of its picks
-range from 91 to 96.7 %. This script pools the configurations recorded for
+missed j3d7pt's 95 % by half a point in session 18, and the recorded figures
+of its picks ranged from 91 to 96.7 %. This script pools the configurations recorded for
 one stencil in result JSON files (each search's ``tuned_config`` and its
 ``--confirm`` candidates), keeps the ``--top`` by recorded figure, and
 re-times them with ``bench_stencil_gpu.confirm_best`` (each round: a fresh
@@ -90,19 +90,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--parallelism", type=int, default=14, help="candidates compiled at once")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args(argv)
+    if args.top < 0 or args.rounds < 1 or args.repeats < 1 or args.parallelism < 1:
+        ap.error(f"--top must be >= 0 and --rounds, --repeats, --parallelism >= 1; got {args.top}, {args.rounds}, "
+                 f"{args.repeats}, {args.parallelism} (defaults 24, 7, 10, 14)")
+    paths = sorted({p for g in args.sources for p in glob.glob(g, recursive=True)})
+    found = recorded_configs(paths, args.stencil)
+    picks = picked_configs(sorted({p for g in args.always for p in glob.glob(g, recursive=True)}), args.stencil)
+    if not (found and args.top) and not picks:
+        ap.error(f"nothing to re-time: no configuration of {args.stencil!r} recorded in the {len(paths)} file(s) "
+                 f"that --from matched{'' if args.top else ' (or --top 0)'}, and none from --always; quote the "
+                 f"globs so that the shell does not expand them, and check the stencil name")
     from apps.stencil.cuda_gen import cuda_baseline, cuda_is_legal
     from measurement.cuda import CudaBackend
 
-    paths = sorted({p for g in args.sources for p in glob.glob(g, recursive=True)})
-    found = recorded_configs(paths, args.stencil)
     app = _app(stencil=args.stencil, backend="cuda", size=args.size)
     be = CudaBackend(0)
     app.device_backend = be
     st = app.stencil
     base = cuda_baseline()
-    ranked = sorted(found.values(), key=lambda pc: -pc[0])
-    picks = [(pct, cfg) for pct, cfg in picked_configs(
-        sorted({p for g in args.always for p in glob.glob(g, recursive=True)}), args.stencil)]
+    ranked = sorted(found.values(), key=lambda pc: -pc[0]) if args.top else []
     configs: list[dict[str, Any]] = []
     recorded: list[float] = []
     for i, (pct, cfg) in enumerate(picks + ranked):
