@@ -30,6 +30,17 @@ from typing import Any
 from scripts.bench_stencil_gpu import _app, _peaks, confirm_best
 
 
+def _loaded(paths: list[str]) -> Iterator[Any]:
+    """The parsed content of each JSON file in ``paths``; unreadable or non-JSON files are skipped (a glob over a
+    results folder also matches files of other formats and half-written ones)."""
+    for p in paths:
+        try:
+            with open(p) as f:
+                yield json.load(f)
+        except (OSError, ValueError):
+            continue
+
+
 def recorded_configs(paths: list[str], stencil: str) -> dict[str, tuple[float, dict[str, Any]]]:
     """Each distinct configuration recorded for ``stencil``, with the highest % of roofline recorded for it."""
 
@@ -47,12 +58,7 @@ def recorded_configs(paths: list[str], stencil: str) -> dict[str, tuple[float, d
                 yield from walk(v)
 
     out: dict[str, tuple[float, dict[str, Any]]] = {}
-    for p in paths:
-        try:
-            with open(p) as f:
-                data = json.load(f)
-        except (OSError, ValueError):
-            continue
+    for data in _loaded(paths):
         for pct, cfg in walk(data):
             key = json.dumps(cfg, sort_keys=True)
             if key not in out or pct > out[key][0]:
@@ -63,12 +69,7 @@ def recorded_configs(paths: list[str], stencil: str) -> dict[str, tuple[float, d
 def picked_configs(paths: list[str], stencil: str) -> list[tuple[float, dict[str, Any]]]:
     """Each search's pick (``tuned_config``) for ``stencil`` in ``bench_stencil_gpu`` result files, in file order."""
     out: list[tuple[float, dict[str, Any]]] = []
-    for p in paths:
-        try:
-            with open(p) as f:
-                data = json.load(f)
-        except (OSError, ValueError):
-            continue
+    for data in _loaded(paths):
         for r in data.get("cuda", []) if isinstance(data, dict) else []:
             if r.get("stencil") == stencil and isinstance(r.get("tuned_config"), dict):
                 out.append((100.0 * float(r.get("tuned_roof_frac") or 0.0), r["tuned_config"]))
