@@ -63,8 +63,10 @@ def _peaks(be: Any) -> dict[str, float]:
     return {"sms": sms, "clock_hz": clk, "fp64_peak": sms * clk * fp64_per_clk, "fp32_peak": sms * clk * 256}
 
 
-def _cuda_seeds(st: Any, merge: bool = False) -> list[dict[str, Any]]:
+def _cuda_seeds(st: Any, merge: bool = False, more: bool = False) -> list[dict[str, Any]]:
     """The configurations every CUDA search measures first: the baseline, then one or more per family of the space.
+
+    ``more`` (``--more-seeds``): 8 more streaming and blocking shapes, the ones worth trying first.
 
     ``merge`` (``--merge-seed``; off by default): also the baseline with 2 x 2 points per thread along y and z
     (``bmy=2, bmz=2``), a seed for the one family of the space (thread coarsening) that has none. Screened in
@@ -91,7 +93,7 @@ def _cuda_seeds(st: Any, merge: bool = False) -> list[dict[str, Any]]:
     cands.append({**b, "sd": "z", "sb": 16, "bx": 64, "by": 4, "smem": True, "ring": True})
     if merge:
         cands.append({**b, "bmy": 2, "bmz": 2})
-    if getattr(_cuda_seeds, "extra", False):  # --more-seeds: the streaming shapes worth trying first
+    if more:
         cands += [{**b, "sd": "z", "sb": sb, "bx": bx, "by": by, "prefetch": pf, "coef": "literal"}
                   for sb, bx, by, pf in ((16, 32, 8, False), (32, 64, 8, True), (16, 128, 4, False),
                                          (32, 256, 2, True), (8, 32, 16, False), (64, 64, 4, True))]
@@ -112,10 +114,11 @@ TECHNIQUES = ["default", "GA"]
 
 
 def _tune(app: Any, seeds: list[dict[str, Any]], budget: int, parallelism: int, name: str, tmp: str,
-          seed: int, where: dict[str, str] | None = None) -> tuple[dict[str, Any] | None, str]:
+          seed: int, where: dict[str, str] | None = None,
+          techniques: list[str] | None = None) -> tuple[dict[str, Any] | None, str]:
     """Best configuration after ``budget`` unique evaluations.
 
-    Tries ``ensemble.tune`` with each of TECHNIQUES in turn (a technique that
+    Tries ``ensemble.tune`` with each of ``techniques`` (default TECHNIQUES) in turn (a technique that
     does not load is skipped), then falls back to seeded random sampling.
     ``where``, when given, receives the database and run name of the search
     that answered (for ``_top_configs``); it stays empty after the fallback.
@@ -123,7 +126,7 @@ def _tune(app: Any, seeds: list[dict[str, Any]], budget: int, parallelism: int, 
     from ensemble.tune import tune
 
     how = ""
-    for tech in TECHNIQUES:
+    for tech in techniques or TECHNIQUES:
         try:
             res = tune(app, test_limit=budget, parallelism=parallelism, database=f"sqlite:///{tmp}/{name}-{tech}.db",
                        run_name=f"{name}-{tech}", seed=seed, seed_configurations=seeds, technique=tech, quiet=True)
@@ -441,9 +444,9 @@ def part_cuda(args: argparse.Namespace, report: dict[str, Any]) -> None:
             for seed in range(args.seed, args.seed + args.searches):
                 t0 = time.time()
                 where: dict[str, str] = {}
-                seeds = _cuda_seeds(st, merge=args.merge_seed)
+                seeds = _cuda_seeds(st, merge=args.merge_seed, more=args.more_seeds)
                 best_cfg, how = _tune(app, seeds, args.budget, args.parallelism, f"{name}-s{seed}", tmp,
-                                      seed, where)
+                                      seed, where, args.technique)
                 conf = None
                 if best_cfg and args.confirm > 0:
                     cands = (_top_configs(where["database"], where["run"], args.confirm) if where else []) or [best_cfg]
@@ -514,7 +517,8 @@ def part_opencl(args: argparse.Namespace, report: dict[str, Any]) -> None:
                        device=None, dtype="float32", weights_seed=0)
             st = app.stencil
             base = _measure(app, _opencl_seeds(st)[0], args.repeats)
-            best_cfg, how = _tune(app, _opencl_seeds(st), args.ocl_budget, args.parallelism, st.name, tmp, args.seed)
+            best_cfg, how = _tune(app, _opencl_seeds(st), args.ocl_budget, args.parallelism, st.name, tmp, args.seed,
+                                  techniques=args.technique)
             best = _measure(app, best_cfg, args.repeats) if best_cfg else {"state": "FAILED", "reason": how}
             if best.get("time") and base.get("time") and best["time"] > base["time"] and base["state"] == "OK":
                 best = base
@@ -606,9 +610,6 @@ def main(argv: list[str] | None = None) -> int:
         print(plot_records(args.plot))
         print(records_table(args.plot))
         return 0
-    if args.technique:
-        TECHNIQUES[:] = args.technique
-    _cuda_seeds.extra = args.more_seeds  # type: ignore[attr-defined]
     report: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "argv": argv}
     for part in args.part or ["cuda", "opencl", "timers"]:
         try:
