@@ -179,3 +179,14 @@ def count_space(st: Any, expr: str | None = None) -> int:
 
     assert st == cstuner_stencil(st.name, st.shape[0]), "the cache holds csTuner stencils on cubes only"
     return space_count(st.name, st.shape[0], expr)
+
+
+def selected_params(request: Any, test_name: str) -> list[dict[str, Any]]:
+    """The parameters of each item of ``test_name`` (a parametrized test function) that this pytest session runs.
+
+    Why: a module fixture that does the work of all of a test's cases at once, in parallel (compiles, CPU
+    runs), should do only the cases selected (``-k``, ``-m``, a node id), so that running one case stays
+    as quick as it was.
+    """
+    return [dict(item.callspec.params) for item in request.session.items
+            if getattr(item, "originalname", None) == test_name and hasattr(item, "callspec")]

@@ -12,7 +12,12 @@ import pytest
 from apps.stencil.cstuner import CSTUNER_STENCILS, cstuner_stencil
 from apps.stencil.cuda_gen import generate_cuda
 from measurement.cuda import compile_cuda, nvcc_available
-from tests.apps.stencil_cases import CUDA_OPTS, cuda_case_applies, cuda_config
+from tests.apps.stencil_cases import (
+    CUDA_OPTS,
+    cuda_case_applies,
+    cuda_config,
+    selected_params,
+)
 
 pytestmark = pytest.mark.cuda
 needs_nvcc = pytest.mark.skipif(not nvcc_available(), reason="nvcc not installed")
@@ -41,17 +46,20 @@ class _Compiled:
     """Builds of (stencil, option set) cases, compiled on first request in parallel and kept for the module.
 
     Why: nvcc is single-threaded and the cases are independent; compiled one
-    test at a time, the 229 cases took 178 s of one core. Each test still
-    looks up and checks its own build (an exception is kept and raised in
-    that case's test only), and a test asks for its whole group at once, so
-    a run of the fast j3d7pt group alone compiles only those 28.
+    test at a time, the 229 cases took 178 s of one core (the file 192 s,
+    95 s this way on 2 cores). Each test still looks up and checks its own
+    build (an exception is kept and raised in that case's test only), and
+    the first request compiles the cases of that test that the session
+    runs, so ``-k`` one case compiles only that one.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, request: pytest.FixtureRequest) -> None:
+        self._request = request
         self._done: dict[tuple[str, str], Any] = {}
 
-    def get(self, case: tuple[str, str], group: list[tuple[str, str]]) -> Any:
-        todo = [c for c in group if c not in self._done]
+    def get(self, case: tuple[str, str], test_name: str) -> Any:
+        group = [(p.get("name", "j3d7pt"), p["opt"]) for p in selected_params(self._request, test_name)]
+        todo = [c for c in group + [case] if c not in self._done]
         if todo:
             with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
                 self._done.update(zip(todo, pool.map(self._one, todo)))
@@ -70,14 +78,14 @@ class _Compiled:
 
 
 @pytest.fixture(scope="module")
-def compiled() -> _Compiled:
-    return _Compiled()
+def compiled(request: pytest.FixtureRequest) -> _Compiled:
+    return _Compiled(request)
 
 
 @needs_nvcc
 @pytest.mark.parametrize("opt", [o for _, o in _cases(False)])
 def test_every_optimisation_compiles_for_j3d7pt(opt: str, compiled: _Compiled) -> None:
-    build = compiled.get(("j3d7pt", opt), _cases(False))
+    build = compiled.get(("j3d7pt", opt), "test_every_optimisation_compiles_for_j3d7pt")
     assert build.cubin[:4] == b"\x7fELF"
     assert build.registers is not None and build.registers > 0
 
@@ -86,7 +94,7 @@ def test_every_optimisation_compiles_for_j3d7pt(opt: str, compiled: _Compiled) -
 @pytest.mark.slow
 @pytest.mark.parametrize("name,opt", _cases(True))
 def test_every_stencil_and_optimisation_compiles(name: str, opt: str, compiled: _Compiled) -> None:
-    assert compiled.get((name, opt), _cases(True)).cubin[:4] == b"\x7fELF"
+    assert compiled.get((name, opt), "test_every_stencil_and_optimisation_compiles").cubin[:4] == b"\x7fELF"
 
 
 @pytest.fixture(scope="module")
