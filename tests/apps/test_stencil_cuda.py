@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import pytest
 
@@ -14,9 +13,9 @@ from apps.stencil.cuda_gen import generate_cuda
 from measurement.cuda import compile_cuda, nvcc_available
 from tests.apps.stencil_cases import (
     CUDA_OPTS,
+    ParallelCases,
     cuda_case_applies,
     cuda_config,
-    selected_params,
 )
 
 pytestmark = pytest.mark.cuda
@@ -42,66 +41,28 @@ def _cases(all_stencils: bool) -> list[tuple[str, str]]:
     return out
 
 
-class _Compiled:
-    """Builds of (stencil, option set) cases, compiled on first request in parallel and kept for the module.
-
-    Why: nvcc is single-threaded and the cases are independent; compiled one
-    test at a time, the 229 cases took 178 s of one core (the file 192 s,
-    95 s this way on 2 cores). Each test still looks up and checks its own
-    build (an exception is kept and raised in that case's test only), and
-    the first request compiles the cases of that test that the session
-    runs, so ``-k`` one case compiles only that one.
-    """
-
-    def __init__(self, request: pytest.FixtureRequest) -> None:
-        self._request = request
-        self._done: dict[tuple[str, str], Any] = {}
-
-    def get(self, case: tuple[str, str], test_name: str) -> Any:
-        group = [(p.get("name", "j3d7pt"), p["opt"]) for p in selected_params(self._request, test_name)]
-        todo = [c for c in group + [case] if c not in self._done]
-        if todo:
-            with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
-                self._done.update(zip(todo, pool.map(self._one, todo)))
-        got = self._done[case]
-        if isinstance(got, BaseException):
-            raise got
-        return got
-
-    @staticmethod
-    def _one(case: tuple[str, str]) -> Any:
-        name, opt = case
-        try:
-            return compile_cuda(generate_cuda(cstuner_stencil(name, 32), cuda_config(opt)).source, arch="sm_90")
-        except Exception as exc:  # noqa: BLE001 - kept for the case's own test to raise
-            return exc
-
-
-@pytest.fixture(scope="module")
-def compiled(request: pytest.FixtureRequest) -> _Compiled:
-    return _Compiled(request)
+def _compiles(name: str, opt: str) -> None:
+    build = compile_cuda(generate_cuda(cstuner_stencil(name, 32), cuda_config(opt)).source, arch="sm_90")
+    assert build.cubin[:4] == b"\x7fELF", (name, opt)
+    assert build.registers is not None and build.registers > 0, (name, opt)
 
 
 @needs_nvcc
 @pytest.mark.parametrize("opt", [o for _, o in _cases(False)])
-def test_every_optimisation_compiles_for_j3d7pt(opt: str, compiled: _Compiled) -> None:
-    build = compiled.get(("j3d7pt", opt), "test_every_optimisation_compiles_for_j3d7pt")
-    assert build.cubin[:4] == b"\x7fELF"
-    assert build.registers is not None and build.registers > 0
+def test_every_optimisation_compiles_for_j3d7pt(opt: str, parallel_cases: ParallelCases) -> None:
+    parallel_cases.run("test_every_optimisation_compiles_for_j3d7pt", lambda opt: _compiles("j3d7pt", opt), opt=opt)
 
 
 @needs_nvcc
 @pytest.mark.slow
 @pytest.mark.parametrize("name,opt", _cases(True))
-def test_every_stencil_and_optimisation_compiles(name: str, opt: str, compiled: _Compiled) -> None:
-    assert compiled.get((name, opt), "test_every_stencil_and_optimisation_compiles").cubin[:4] == b"\x7fELF"
+def test_every_stencil_and_optimisation_compiles(name: str, opt: str, parallel_cases: ParallelCases) -> None:
+    parallel_cases.run("test_every_stencil_and_optimisation_compiles", _compiles, name=name, opt=opt)
 
 
 @pytest.fixture(scope="module")
 def gpu_builds():  # type: ignore[no-untyped-def]
     """Runners and kernels of every case, compiled in parallel (nvcc dominates the time)."""
-    import os
-    from concurrent.futures import ThreadPoolExecutor
 
     from apps.stencil.runner import CudaStencilRunner
 

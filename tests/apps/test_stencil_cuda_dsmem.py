@@ -38,6 +38,7 @@ from measurement.cuda import nvcc_available
 from tests.apps.cuda_on_cpu import check_case
 from tests.apps.stencil_cases import (
     DSMEM_OPTS,
+    ParallelCases,
     compile_case,
     count_space,
     cuda_case_applies,
@@ -175,8 +176,8 @@ def test_dsmem_rings_match_numpy_on_the_cpu(name: str, opt: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name,opt", _cases())
-def test_every_dsmem_ring_matches_numpy_on_the_cpu(name: str, opt: str) -> None:
-    _cpu_check(name, opt)
+def test_every_dsmem_ring_matches_numpy_on_the_cpu(name: str, opt: str, parallel_cases: ParallelCases) -> None:
+    parallel_cases.run("test_every_dsmem_ring_matches_numpy_on_the_cpu", _cpu_check, name=name, opt=opt)
 
 
 # ---- the runner's launch path, through CudaBackend.run with a stand-in driver ---------------------------

@@ -49,7 +49,7 @@ from apps.stencil.cuda_gen import (
 from apps.stencil.space import cuda_space
 from measurement.cuda import compile_cuda, nvcc_available
 from tests.apps import cuda_on_cpu
-from tests.apps.stencil_cases import count_space, cuda_config
+from tests.apps.stencil_cases import ParallelCases, count_space, cuda_config
 
 needs_nvcc = pytest.mark.skipif(not nvcc_available(), reason="nvcc not installed")
 ZQS = {"sd": "z", "zq": True, "prefetch": True, "zqs": True}
@@ -387,7 +387,11 @@ def test_zqs_matches_numpy_on_the_cpu(case: str, mode: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["deferred", "eager"])
 @pytest.mark.parametrize("case", sorted(CASES) + sorted(CASES_N))
-def test_every_zqs_case_matches_numpy_on_the_cpu(case: str, mode: str) -> None:
+def test_every_zqs_case_matches_numpy_on_the_cpu(case: str, mode: str, parallel_cases: ParallelCases) -> None:
+    parallel_cases.run("test_every_zqs_case_matches_numpy_on_the_cpu", _zqs_check, case=case, mode=mode)
+
+
+def _zqs_check(case: str, mode: str) -> None:
     st, c = _case(case)
     assert cuda_why_illegal(st, c) is None
     cuda_on_cpu.assert_matches(st, cuda_on_cpu.emulate(st, c, mode), (case, mode))

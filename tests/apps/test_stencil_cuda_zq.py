@@ -51,6 +51,7 @@ from tests.apps.cuda_on_cpu import check_case
 from tests.apps.stencil_cases import (
     CUDA_OPTS,
     ZQ_OPTS,
+    ParallelCases,
     compile_case,
     count_space,
     cuda_case_applies,
@@ -336,8 +337,8 @@ def test_a_wrong_circular_buffer_is_caught_on_the_cpu() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name,opt", _cases())
-def test_every_zq_kernel_matches_numpy_on_the_cpu(name: str, opt: str) -> None:
-    _cpu_check(name, opt)
+def test_every_zq_kernel_matches_numpy_on_the_cpu(name: str, opt: str, parallel_cases: ParallelCases) -> None:
+    parallel_cases.run("test_every_zq_kernel_matches_numpy_on_the_cpu", _cpu_check, name=name, opt=opt)
 
 
 def test_zq_cases_are_in_the_shared_cases_for_every_stencil() -> None:
@@ -419,7 +420,12 @@ def test_zq_prefetch_matches_numpy_on_the_cpu(case: str, mode: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["deferred", "eager"])
 @pytest.mark.parametrize("case", sorted(PF_CASES))
-def test_every_zq_prefetch_case_matches_numpy_on_the_cpu(case: str, mode: str) -> None:
+def test_every_zq_prefetch_case_matches_numpy_on_the_cpu(case: str, mode: str,
+                                                         parallel_cases: ParallelCases) -> None:
+    parallel_cases.run("test_every_zq_prefetch_case_matches_numpy_on_the_cpu", _pf_check, case=case, mode=mode)
+
+
+def _pf_check(case: str, mode: str) -> None:
     st, c = _pf_case(case)
     assert cuda_why_illegal(st, c) is None
     cuda_on_cpu.assert_matches(st, cuda_on_cpu.emulate(st, c, mode), (case, mode))
@@ -428,7 +434,13 @@ def test_every_zq_prefetch_case_matches_numpy_on_the_cpu(case: str, mode: str) -
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["deferred", "eager"])
 @pytest.mark.parametrize("name,opt", _pf_opt_cases())
-def test_every_zq_option_set_with_prefetch_matches_numpy_on_the_cpu(name: str, opt: str, mode: str) -> None:
+def test_every_zq_option_set_with_prefetch_matches_numpy_on_the_cpu(name: str, opt: str, mode: str,
+                                                                    parallel_cases: ParallelCases) -> None:
+    parallel_cases.run("test_every_zq_option_set_with_prefetch_matches_numpy_on_the_cpu", _pf_opt_check,
+                       name=name, opt=opt, mode=mode)
+
+
+def _pf_opt_check(name: str, opt: str, mode: str) -> None:
     st = cstuner_stencil(name, 32)
     cuda_on_cpu.assert_matches(st, cuda_on_cpu.emulate(st, {**cuda_config(opt), "prefetch": True}, mode), (name, opt, mode))
 
