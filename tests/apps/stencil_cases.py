@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -197,7 +198,7 @@ class ParallelCases:
         self._request = request
         self._done: dict[tuple[str, tuple[tuple[str, Any], ...]], BaseException | None] = {}
 
-    def run(self, test_name: str, check: Any, **params: Any) -> None:
+    def run(self, test_name: str, check: Callable[..., None], **params: Any) -> None:
         """``check(**params)`` for this test's case, computed with the rest of ``test_name``'s selected cases."""
         key = (test_name, _frozen(params))
         if key not in self._done:
