@@ -10,11 +10,11 @@
 #     bash docs/stencil_gpu_results/issue17_h100_full/run_watch.sh hypterm:1:5:105
 # Each argument is stencil:first_seed:searches:EST. The options of scripts/bench_stencil_gpu.py are
 # run_full.sh's: --part cuda --budget 300 --parallelism 14 --repeats 10 (no --more-seeds); EXTRA (unquoted)
-# adds options, e.g. EXTRA=--merge-seed.
+# adds options, e.g. EXTRA=--merge-seed; PAR sets --parallelism (default 14, the compiles in flight).
 # At the end it prints NEXT: the searches still to run.
 set -u
 set -m   # each background job gets its own process group, so that it can be stopped with its workers
-OUT=${OUT:-out-gpu}; PY=${PY:-python3}; BUDGET=${BUDGET:-300}
+OUT=${OUT:-out-gpu}; PY=${PY:-python3}; BUDGET=${BUDGET:-300}; PAR=${PAR:-14}
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv,noheader > "$OUT/nvidia_smi.txt" 2>&1
 cat "$OUT/nvidia_smi.txt"
 next=""
@@ -27,7 +27,7 @@ for spec in "$@"; do
   d="$OUT/${name}_s$s0"; mkdir -p "$d"
   echo "== $name seeds $s0..$(( s0 + nmax - 1 )) with ${left}s left (~${est}s per search), $(date -u +%H:%M:%S)"
   "$PY" -m scripts.bench_stencil_gpu --part cuda --stencils "$name" --budget "$BUDGET" \
-    --searches "$nmax" --seed "$s0" --parallelism 14 --repeats 10 --out "$d" ${EXTRA:-} > "$d/bench.log" 2>&1 &
+    --searches "$nmax" --seed "$s0" --parallelism "$PAR" --repeats 10 --out "$d" ${EXTRA:-} > "$d/bench.log" 2>&1 &
   pid=$!
   done=0; t_last=$(date +%s); longest=0; stopped=0
   while kill -0 "$pid" 2>/dev/null; do
