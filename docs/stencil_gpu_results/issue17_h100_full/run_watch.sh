@@ -10,11 +10,11 @@
 #     bash docs/stencil_gpu_results/issue17_h100_full/run_watch.sh hypterm:1:5:105
 # Each argument is stencil:first_seed:searches:EST. The options of scripts/bench_stencil_gpu.py are
 # run_full.sh's: --part cuda --budget 300 --parallelism 14 --repeats 10 (no --more-seeds); EXTRA (unquoted)
-# adds options, e.g. EXTRA=--merge-seed; PAR sets --parallelism (default 14, the compiles in flight).
+# adds options, e.g. EXTRA=--merge-seed; PAR sets --parallelism (default 4 since session 26, was 14: the trials in flight; see STENCILS.md).
 # At the end it prints NEXT: the searches still to run.
 set -u
 set -m   # each background job gets its own process group, so that it can be stopped with its workers
-OUT=${OUT:-out-gpu}; PY=${PY:-python3}; BUDGET=${BUDGET:-300}; PAR=${PAR:-14}
+OUT=${OUT:-out-gpu}; PY=${PY:-python3}; BUDGET=${BUDGET:-300}; PAR=${PAR:-4}
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv,noheader > "$OUT/nvidia_smi.txt" 2>&1
 cat "$OUT/nvidia_smi.txt"
 next=""
