@@ -19,6 +19,7 @@ SOURCES = [  # (file under docs/stencil_gpu_results, session, stencils taken fro
     ("issue17_stage_s22/cuda_roofline.json", "s22", ("hypterm", "addsgd6", "rhs4center", "addsgd4")),
     ("issue17_confirm10_s25/h100/gpu0/j3d7pt_s1/cuda_roofline.json", "s25", ("j3d7pt",)),
     ("issue17_confirm10_s25/h100/gpu0/j3d27pt_s1/cuda_roofline.json", "s25", ("j3d27pt",)),
+    ("issue17_par_s26/h100/cuda_roofline.json", "s26", ("j3d7pt", "j3d27pt")),
 ]
 ORDER = ["j3d7pt", "j3d27pt", "helmholtz", "cheby", "hypterm", "addsgd4", "addsgd6", "rhs4center"]
 KEYS = ["stencil", "searches", "median_pct_roofline", "worst_pct_roofline", "best_pct_roofline",
