@@ -13,7 +13,9 @@ is imported only when a kernel is launched.
 
 Timing: CUDA events around each launch after a warm-up; raw times are kept,
 and an independent wall-clock timer around launch + synchronize is recorded
-in ``metrics`` so the two can be compared.
+in ``metrics`` so the two can be compared. With ``CudaBackend(hold=True)`` the
+launches are enqueued behind a hold (``measurement.cuda_hold``), so that the
+events do not include the host's launch overhead.
 """
 
 from __future__ import annotations
@@ -137,11 +139,16 @@ class _Launch:
 class CudaBackend:
     """One CUDA device (PyCUDA primary context) and the buffers living on it."""
 
-    def __init__(self, device: int | None = None) -> None:
+    def __init__(self, device: int | None = None, *, hold: bool = False) -> None:
         """``device``: a CUDA device index; None binds MPI ranks to devices (``ensemble.mpi.rank_device``).
 
         With None: ``ENSEMBLE_DEVICES`` when set, else under mpirun with several
         ranks on this host ``local_rank % device count``, else device 0.
+        ``hold``: hold the queue while each timed launch (and the copy of
+        ``copy_bandwidth``) is enqueued (``measurement.cuda_hold``), so that the
+        events time the GPU's work without the host's launch overhead. Off by
+        default: it changes every figure by that overhead, and is opt-in until it
+        has been measured side by side on the GPUs of record.
         """
         try:
             import pycuda.driver as drv
@@ -165,6 +172,32 @@ class CudaBackend:
         self.name = self.device.name()
         cc = self.device.compute_capability()
         self.arch = f"sm_{cc[0]}{cc[1]}"
+        self.hold = hold
+        self._hold: Any = None
+
+    def _stream_hold(self) -> Any:
+        """The backend's ``StreamHold``, built (one small nvcc compile) on first use; None while ``hold`` is off."""
+        if not self.hold:
+            return None
+        if self._hold is None:
+            from measurement.cuda_hold import StreamHold
+
+            try:
+                self._hold = StreamHold(self)
+            except (CudaBuildError, MissingExtraError, self._drv.Error) as exc:
+                raise EnsembleError(f"CudaBackend(hold=True): cannot set up the launch hold on {self.name} ({exc}); "
+                                    f"use hold=False") from exc
+        return self._hold
+
+    @contextlib.contextmanager
+    def _timed_region(self, active: bool = True) -> Iterator[None]:
+        """Enqueue the block's work behind the launch hold when ``hold`` is on (and ``active``); plain otherwise."""
+        h = self._stream_hold() if active else None
+        if h is None:
+            yield
+        else:
+            with h.held():
+                yield
 
     @contextlib.contextmanager
     def active(self) -> Iterator[None]:
@@ -245,10 +278,16 @@ class CudaBackend:
         start, end = drv.Event(), drv.Event()
         times = []
         for i in range(repeats + 2):
-            start.record()
-            drv.memcpy_dtod(b, a, nbytes)
-            end.record()
+            with self._timed_region():
+                start.record()
+                if self.hold:  # async: the host must not wait for a copy queued behind the hold
+                    drv.memcpy_dtod_async(b, a, nbytes)
+                else:
+                    drv.memcpy_dtod(b, a, nbytes)
+                end.record()
             end.synchronize()
+            if self._hold is not None:
+                self._hold.settle()
             if i >= 2:
                 times.append(end.time_since(start) / 1e3)
         a.free()
@@ -313,26 +352,36 @@ class CudaBackend:
             before()
         start, end = drv.Event(), drv.Event()
         ctx = drv.Context
+        hold = self._stream_hold()
+        late = 0
 
-        def once() -> tuple[float, float]:
+        def once(warm: bool = False) -> tuple[float, float]:
+            nonlocal late
             t0 = time.perf_counter()
-            start.record()
-            for fn, n in zip(fns, smem):
-                fn(*args, grid=grid, block=block, shared=n)
-            end.record()
+            # the warm-up goes without the hold: a kernel's first launch may load its code (CUDA's lazy
+            # loading), which can wait for the device to go idle, and so for the hold's timeout
+            with self._timed_region(active=not warm):
+                start.record()
+                for fn, n in zip(fns, smem):
+                    fn(*args, grid=grid, block=block, shared=n)
+                end.record()
             end.synchronize()
             ctx.synchronize()
             wall = time.perf_counter() - t0
+            if hold is not None and not warm:
+                late += hold.settle()
             return end.time_since(start) / 1e3, wall
 
         try:
             for _ in range(warmup):
-                once()
+                once(warm=True)
             pairs = [once() for _ in range(repeats)][discard_first:]
         except drv.Error as exc:
             msg = str(exc)
             kind = "refused" if any(s in msg.lower() for s in _REFUSED) else "launch"
             return Result(state="FAILED", reason=f"{kind}: {msg}", metrics=metrics)
+        if hold is not None:
+            metrics["hold_timeouts"] = float(late)  # > 0: those launches were timed with the host's overhead
         return device_timing_result(pairs, statistic=statistic, metrics=metrics, verify=verify)
 
 

@@ -48,3 +48,11 @@ def test_nothing_to_re_time_is_refused_with_the_fix_before_any_gpu_work(tmp_path
     with pytest.raises(SystemExit):
         main(["--stencil", "j3d7pt", "--from", str(tmp_path / "*.json"), "--rounds", "0"])
     assert "--rounds" in capsys.readouterr().err
+
+
+def test_the_hold_study_refuses_bad_counts_before_any_gpu_work(capsys: pytest.CaptureFixture[str]) -> None:
+    from scripts.bench_cuda_hold import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["--rounds", "0"])
+    assert info.value.code == 2 and "--rounds" in capsys.readouterr().err
