@@ -175,8 +175,8 @@ def _fmt(v: float | None) -> str:
 
 
 def table(results: dict[str, Any]) -> str:
-    lines = ["| app | budget | ours: median best [min, max] | OpenTuner 0.8.8: median best [min, max] | "
-             "ours: median wall s | OpenTuner: median wall s | measured (ours / OT) | note |",
+    lines = [("| app | budget | ours: median best [min, max] | OpenTuner 0.8.8: median best [min, max] | "
+             "ours: median wall s | OpenTuner: median wall s | measured (ours / OT) | note |"),
              "|---|---|---|---|---|---|---|---|"]
     for name, res in results.items():
         o, p = res["ours"], res.get("opentuner")

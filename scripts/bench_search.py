@@ -501,7 +501,7 @@ def failure_fractions(per_seed: Sequence[Sequence[float]], budget: int) -> dict[
             continue
         failed = ~np.isfinite(v)
         whole.append(failed.mean())
-        start = int(math.ceil(0.2 * len(v)))
+        start = math.ceil(0.2 * len(v))
         if len(v) > start:
             late.append(failed[start:].mean())
     return {"failure_fraction": float(np.mean(whole)) if whole else 0.0,

@@ -423,8 +423,9 @@ def part_cuda(args: argparse.Namespace, report: dict[str, Any]) -> None:
     if be is None:
         from measurement.cuda import CudaBackend
 
-        be = CudaBackend(0)
+        be = CudaBackend(0, hold=args.hold)
     report["_cuda_backend"] = be
+    report["cuda_hold"] = bool(getattr(be, "hold", False))
     bw = be.copy_bandwidth(1 << 31)
     peaks = _peaks(be)
     report["device"] = be.name
@@ -601,6 +602,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--confirm-rounds", type=int, default=5, help="rounds of copy + candidates for --confirm")
     ap.add_argument("--plot", metavar="RECORDS_JSON", help="only draw the plot of a cuda_roofline.json and exit")
     ap.add_argument("--technique", action="append", help="technique(s) to try in order (default: default, GA)")
+    ap.add_argument("--hold", action="store_true",
+                    help="time CUDA launches behind a hold, without the host's launch overhead "
+                         "(measurement/cuda_hold.py; off by default until measured: docs/STENCILS.md)")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args(argv)
     if args.confirm < 0 or args.confirm_rounds < 1:

@@ -89,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--size", type=int, default=None)
     ap.add_argument("--parallelism", type=int, default=14, help="candidates compiled at once")
+    ap.add_argument("--hold", action="store_true",
+                    help="time CUDA launches behind a hold, without the host's launch overhead (measurement/cuda_hold.py)")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args(argv)
     if args.top < 0 or args.rounds < 1 or args.repeats < 1 or args.parallelism < 1:
@@ -105,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     from measurement.cuda import CudaBackend
 
     app = _app(stencil=args.stencil, backend="cuda", size=args.size)
-    be = CudaBackend(0)
+    be = CudaBackend(0, hold=args.hold)
     app.device_backend = be
     st = app.stencil
     base = cuda_baseline()
@@ -141,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         short = {k: v for k, v in r["config"].items() if v != base.get(k)}
         print(f"{r['recorded_pct']:6.1f} {r['pass1_pct'] or 0:6.1f} {r['pass2_pct'] or 0:6.1f}  {short}", flush=True)
-    report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "device": be.name,
+    report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "device": be.name, "hold": be.hold,
               "stencil": st.name, "rounds": args.rounds, "repeats": args.repeats, "sources": paths,
               "passes": [{k: v for k, v in p.items() if k != "medians"} for p in passes], "rows": rows}
     with open(os.path.join(args.out, f"retime_{st.name}.json"), "w") as f:
