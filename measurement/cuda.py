@@ -139,6 +139,10 @@ class _Launch:
 class CudaBackend:
     """One CUDA device (PyCUDA primary context) and the buffers living on it."""
 
+    #: class defaults, so that a backend built without ``__init__`` (tests with a fake driver) times as before
+    hold: bool = False
+    _hold: Any = None
+
     def __init__(self, device: int | None = None, *, hold: bool = False) -> None:
         """``device``: a CUDA device index; None binds MPI ranks to devices (``ensemble.mpi.rank_device``).
 

@@ -437,7 +437,7 @@ def part_cuda(args: argparse.Namespace, report: dict[str, Any]) -> None:
     names = args.stencils.split(",")
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
-            app = _app(stencil=name, backend="cuda", size=args.size)
+            app = _app(stencil=name, backend="cuda", size=args.size, cuda_opt_in=args.opt_in)
             app.device_backend = be
             st = app.stencil
             base = _measure(app, _cuda_seeds(st)[0], args.repeats)
@@ -602,6 +602,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--confirm-rounds", type=int, default=5, help="rounds of copy + candidates for --confirm")
     ap.add_argument("--plot", metavar="RECORDS_JSON", help="only draw the plot of a cuda_roofline.json and exit")
     ap.add_argument("--technique", action="append", help="technique(s) to try in order (default: default, GA)")
+    ap.add_argument("--opt-in", action="append", metavar="PARAM",
+                    help="add a CUDA parameter built but not yet in the default space (l2pf: docs/STENCILS.md)")
     ap.add_argument("--hold", action="store_true",
                     help="time CUDA launches behind a hold, without the host's launch overhead "
                          "(measurement/cuda_hold.py; off by default until measured: docs/STENCILS.md)")

@@ -199,10 +199,14 @@ CUDA_PARAMS: dict[str, list[Any]] = {
     "zq": [False, True],
     "zqs": [False, True],
     "zqsn": [0, 1, 2, 3, 4],
+    "l2pf": [0, 1, 2, 4],
 }
 
 #: parameters a configuration may leave out (added after configurations were stored): their default
-OPTIONAL_PARAMS: dict[str, Any] = {"dsmem": False, "zq": False, "zqs": False, "zqsn": 0}
+OPTIONAL_PARAMS: dict[str, Any] = {"dsmem": False, "zq": False, "zqs": False, "zqsn": 0, "l2pf": 0}
+
+#: parameters the space holds only when asked (``cuda_space(st, opt_in=...)``): built, not yet measured on a GPU
+OPT_IN_PARAMS: tuple[str, ...] = ("l2pf",)
 
 #: registers per SM (sm_80/sm_90): a -maxrregcount cap must let one block of the block size fit
 REGS_PER_SM = 65536
@@ -284,6 +288,12 @@ def cuda_why_illegal(st: Stencil, c: Mapping[str, Any]) -> str | None:
                 "prefetch")
     if c.get("zqsn", 0) and not c.get("zqs", False):
         return "zqsn (how many in-plane tiles zqs stages) needs zqs"
+    l2pf = c.get("l2pf", 0)
+    if l2pf and (c["sd"] != "z" or c["ring"] or c["retime"]):
+        return "l2pf (planes prefetched into L2 ahead of the stream) needs streaming (sd='z') without ring or retime"
+    if l2pf and c["sb"] and l2pf >= nz // c["sb"]:
+        return (f"l2pf={l2pf} planes ahead is not less than a chunk's {nz // c['sb']} planes (nz / sb): use a smaller "
+                f"l2pf or fewer streaming blocks (sb)")
     if c["bmx"] * c["bmy"] * c["bmz"] * c["cmx"] * c["cmy"] * c["cmz"] > 8:
         return "merging factors multiply to more than 8 points per thread"
     if nx % (c["bx"] * c["bmx"] * c["cmx"]) or ny % (c["by"] * c["bmy"] * c["cmy"]):
@@ -339,11 +349,12 @@ def cuda_is_legal(st: Stencil, c: Mapping[str, Any]) -> bool:
     return cuda_why_illegal(st, c) is None
 
 
-def cuda_space_rules(st: Stencil) -> list[tuple[str, str]]:
+def cuda_space_rules(st: Stencil, opt_in: Iterable[str] = ()) -> list[tuple[str, str]]:
     """(expression, name) rules of the register-control and fission parameters, for ``cuda_space``.
 
     Kept here, beside ``cuda_why_illegal``, so that the parameters' two
-    statements of the rules are written side by side.
+    statements of the rules are written side by side. ``opt_in``: the
+    ``OPT_IN_PARAMS`` the space holds, whose rules are added too.
     """
     rules = [("maxrreg == 0 or minb == 1", "maxrreg without launch bounds"),
              (f"maxrreg == 0 or bx * by * bz * maxrreg <= {REGS_PER_SM}", "register cap fits one block"),
@@ -371,6 +382,9 @@ def cuda_space_rules(st: Stencil) -> list[tuple[str, str]]:
         size = f"{tile} * {_ring_bytes_per_point(st, k)}"
         rules.append((f"not ring or fis != {k} or {size} <= {SMEM_LIMIT} or (dsmem and {size} <= {DSMEM_LIMIT})",
                       f"ring buffer size, fis={k}"))
+    if "l2pf" in opt_in:
+        rules += [("l2pf == 0 or (sd == 'z' and not ring and not retime)", "L2 prefetch: plain, smem or zq streaming"),
+                  (f"l2pf == 0 or l2pf * sb < {st.shape[0]}", "L2 prefetch: fewer planes ahead than a chunk has")]
     return rules
 
 
@@ -608,6 +622,8 @@ def generate_cuda(st: Stencil, c: Mapping[str, Any]) -> CudaKernelSpec:
     L: list[str] = [f"// generated for {st.name}: {shown}"]
     if c.get("zq", False) and c["prefetch"]:
         L.extend(_zq_async_helpers(st, wait1=not c.get("zqs", False)))
+    if c.get("l2pf", 0):
+        L.extend(_l2_prefetch_helper(st))
     if c["coef"] == "constant":
         L.append(f"__constant__ {T} c_coef[{ncoef}];")
     for name, group in zip(names, groups):
@@ -670,6 +686,20 @@ def _zq_async_helpers(st: Stencil, wait1: bool = True) -> list[str]:
         at = out.index("static __device__ __forceinline__ void zq_wait1()  // every group but the newest has landed")
         del out[at:at + 6]
     return out
+
+
+def _l2_prefetch_helper(st: Stencil) -> list[str]:
+    """``l2pf``: a hint that brings the line holding ``p`` into L2 (PTX ``prefetch.global.L2``). It takes an
+    address and no destination register, so a streaming thread can have the planes ahead on their way without
+    holding registers for them, which is what the latency-bound high-order kernels lack (docs/STENCILS.md,
+    Nsight Compute readings: 8-12 warps per SM, long-scoreboard stalls). Under ``#ifdef __CUDACC__``: the CPU
+    emulator of the tests defines it, checking that every prefetched address lies inside a kernel argument."""
+    return ["#ifdef __CUDACC__",
+            f"static __device__ __forceinline__ void l2_prefetch(const {st.ctype} *p)",
+            "{",
+            '  asm volatile("prefetch.global.L2 [%0];" :: "l"(__cvta_generic_to_global(p)));',
+            "}",
+            "#endif"]
 
 
 def _kernel(st: Stencil, c: Mapping[str, Any], name: str, params: list[str]) -> list[str]:
@@ -896,6 +926,15 @@ def _streaming_body(st: Stencil, c: Mapping[str, Any], pts: list[tuple[int, int,
             L.append("  }")
     L.append(f"  #pragma unroll {c['uf']}")
     L.append(f"  for (int z = 0; z < {ch}; ++z) {{")
+    if c.get("l2pf", 0):  # the plane l2pf steps ahead of the one this step loads, at each of the thread's points
+        d = c["l2pf"]
+        L.append(f"    const int zp = z + {d} < {ch} ? {d * PZ} : 0;  // this step's plane in a chunk's last {d} steps")
+        top: dict[str, int] = {}
+        for (arr, _, _), (_, hi) in cols.items():
+            top[arr] = max(top.get(arr, hi), hi)
+        for arr in sorted(top):
+            for oy, ox in sorted({(p[1], p[2]) for p in pts}):
+                L.append(f"    l2_prefetch(p_{arr} + (zp + {top[arr] * PZ + oy * PX + ox}));")
     if staged:
         for arr in sorted(staged):
             if pf:
@@ -1155,7 +1194,7 @@ def cuda_zqs_tiles(st: Stencil, c: Mapping[str, Any]) -> tuple[int, ...]:
     """Per kernel of ``c`` (launch order): the in-plane tiles ``zqs`` stages (each double-buffered; with
     ``zqsn``, at most that many)."""
     pts, n = _thread_points(c), c.get("zqsn", 0)
-    return tuple(_memo(sub, ("zqs tiles", tuple(pts), n), lambda: len(_tiles_of(sub, _queue_columns(sub, pts), n)))
+    return tuple(_memo(sub, ("zqs tiles", tuple(pts), n), lambda sub=sub: len(_tiles_of(sub, _queue_columns(sub, pts), n)))
                  for sub in (_sub_stencil(st, g) for g in fission_groups(st, c["fis"])))
 
 

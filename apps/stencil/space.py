@@ -10,6 +10,7 @@ state the same rules in Python; the tests check the two never disagree.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from apps.stencil import cuda_gen, opencl_gen
@@ -31,10 +32,19 @@ def _param(name: str, values: list[Any]) -> Any:
     return Enum(name, values)
 
 
-def cuda_space(st: Stencil) -> SearchSpace:
-    """csTuner's space for ``st`` (see ``apps.stencil.cuda_gen``)."""
+def cuda_space(st: Stencil, opt_in: Iterable[str] = ()) -> SearchSpace:
+    """csTuner's space for ``st`` (see ``apps.stencil.cuda_gen``).
+
+    ``opt_in``: parameters of ``cuda_gen.OPT_IN_PARAMS`` to include (built, not yet measured on a GPU; left
+    out, a configuration takes their default and generates the source it did before they existed).
+    """
+    opt_in = tuple(opt_in)
+    unknown = [p for p in opt_in if p not in cuda_gen.OPT_IN_PARAMS]
+    if unknown:
+        raise ValueError(f"cuda_space(opt_in={opt_in!r}): {unknown} not among {cuda_gen.OPT_IN_PARAMS}")
     s = SearchSpace()
-    s.add(*[_param(k, v) for k, v in cuda_gen.CUDA_PARAMS.items()])
+    s.add(*[_param(k, v) for k, v in cuda_gen.CUDA_PARAMS.items()
+            if k not in cuda_gen.OPT_IN_PARAMS or k in opt_in])
     nz, ny, nx = st.shape
     _, hy, hx = st.halo
     s.require("bx * by * bz >= 32 and bx * by * bz <= 1024", name="threads per block")
@@ -55,7 +65,7 @@ def cuda_space(st: Stencil) -> SearchSpace:
         s.require("not retime or (not smem and not prefetch)", name="retiming alone")
     else:
         s.require("not retime", name="retiming needs single-plane terms")
-    for expr, name in cuda_gen.cuda_space_rules(st):  # register control, fission, cse, rings, dsmem, zq (issue 17)
+    for expr, name in cuda_gen.cuda_space_rules(st, opt_in):  # register control, fission, cse, rings, dsmem, zq (issue 17)
         s.require(expr, name=name)
     return s
 

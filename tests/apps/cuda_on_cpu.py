@@ -74,6 +74,11 @@ template <class T> static inline void zq_async(T* s, const T* g) {
 #endif
   zq_open_.push_back({s, g, sizeof(T)});
 }
+template <class T> static inline void l2_prefetch(const T* p) {  // l2pf: only the address is checked
+  bool in = false;
+  for (auto& a : g_arrays) in = in || ((const char*)p >= a.first && (const char*)(p + 1) <= a.second);
+  if (!in) { fprintf(stderr, "l2_prefetch: address outside every array\n"); abort(); }
+}
 static inline void zq_commit() { zq_groups_.push_back(std::move(zq_open_)); zq_open_.clear(); }
 static inline void zq_land_(const std::vector<zq_copy_>& g) {
 #ifndef ZQ_EAGER

@@ -216,11 +216,11 @@ def test_space_rules_say_exactly_which_blocks_fit(name: str) -> None:
 
 def test_zqs_rules_match_the_space_on_random_points_near_zqs() -> None:
     """Random legal points with zq, prefetch and zqs switched on, then one parameter changed: generator == space."""
-    from apps.stencil.cuda_gen import CUDA_PARAMS
+    from apps.stencil.cuda_gen import CUDA_PARAMS, OPT_IN_PARAMS
 
     for name in ("hypterm", "addsgd6", "j3d7pt"):
         st = cstuner_stencil(name, 64)
-        space = cuda_space(st)
+        space = cuda_space(st, opt_in=OPT_IN_PARAMS)  # the generator knows every parameter
         rng = np.random.default_rng(7)
         legal = 0
         for c in space.sample(rng, 60):

@@ -229,10 +229,11 @@ def test_space_rule_counts_the_queue_elements_exactly_for_every_stencil(name: st
 def test_zq_rules_match_the_space_on_random_points_near_zq() -> None:
     """Random legal points with zq switched on, then one parameter changed: generator == space."""
     for name in ("hypterm", "rhs4center", "j3d27pt"):
+        from apps.stencil.cuda_gen import CUDA_PARAMS, OPT_IN_PARAMS
+
         st = cstuner_stencil(name, 64)
-        space = cuda_space(st)
+        space = cuda_space(st, opt_in=OPT_IN_PARAMS)  # the generator knows every parameter
         rng = np.random.default_rng(11)
-        from apps.stencil.cuda_gen import CUDA_PARAMS
 
         legal = 0
         for c in space.sample(rng, 60):

@@ -8,6 +8,7 @@ import pytest
 from apps.stencil.cstuner import CSTUNER_STENCILS, cstuner_stencil
 from apps.stencil.cuda_gen import (
     CUDA_PARAMS,
+    OPT_IN_PARAMS,
     cuda_baseline,
     cuda_why_illegal,
     generate_cuda,
@@ -39,9 +40,10 @@ def test_cuda_space_samples_only_legal_configurations(name: str) -> None:
 
 
 def test_cuda_rules_match_the_space_on_random_points() -> None:
-    """Random points of the unconstrained product: space.is_valid == generator legality."""
+    """Random points of the unconstrained product: space.is_valid == generator legality (the space with every
+    opt-in parameter: the generator knows them all)."""
     st = cstuner_stencil("hypterm", 64)
-    space = cuda_space(st)
+    space = cuda_space(st, opt_in=OPT_IN_PARAMS)
     rng = np.random.default_rng(2)
     agree = legal = 0
     points = [{k: v[rng.integers(len(v))] for k, v in CUDA_PARAMS.items()} for _ in range(20000)]
