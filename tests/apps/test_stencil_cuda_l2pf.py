@@ -140,16 +140,6 @@ def test_cases_cover_what_they_say() -> None:
     assert {CASES[k][0] for k in CASES} == set(CSTUNER_STENCILS)  # all eight stencils
 
 
-@pytest.fixture(scope="module")
-def gpu_backend():  # type: ignore[no-untyped-def]
-    try:
-        from measurement.cuda import CudaBackend
-
-        return CudaBackend(0)
-    except Exception as exc:  # noqa: BLE001 - no PyCUDA or no GPU: skip
-        pytest.skip(f"no CUDA GPU usable here ({exc})")
-
-
 @pytest.mark.cuda
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_l2_prefetch_cases_match_numpy_on_the_gpu(case: str, gpu_backend) -> None:  # type: ignore[no-untyped-def]

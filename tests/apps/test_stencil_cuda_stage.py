@@ -488,16 +488,6 @@ def test_zqsn_hypterm_at_320_builds_under_the_168_register_cap() -> None:
 
 
 # ---- on the GPU ------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def gpu_backend():  # type: ignore[no-untyped-def]
-    try:
-        from measurement.cuda import CudaBackend
-
-        return CudaBackend(0)
-    except Exception as exc:  # noqa: BLE001 - no PyCUDA or no GPU: skip
-        pytest.skip(f"no CUDA GPU usable here ({exc})")
-
-
 @pytest.mark.cuda
 @pytest.mark.parametrize("case", sorted(CASES) + sorted(CASES_N))
 def test_zqs_cases_match_numpy_on_the_gpu(case: str, gpu_backend) -> None:  # type: ignore[no-untyped-def]

@@ -603,16 +603,6 @@ def test_zq_kernels_match_numpy_on_the_gpu(name: str, opt: str, gpu_runners) -> 
     assert res.metrics["max_abs_error"] <= 1e-9 * max(1.0, runner.ref[runner.st.outputs[0][0]].max())
 
 
-@pytest.fixture(scope="module")
-def gpu_backend():  # type: ignore[no-untyped-def]
-    try:
-        from measurement.cuda import CudaBackend
-
-        return CudaBackend(0)
-    except Exception as exc:  # noqa: BLE001 - no PyCUDA or no GPU: skip
-        pytest.skip(f"no CUDA GPU usable here ({exc})")
-
-
 @pytest.mark.cuda
 @pytest.mark.parametrize("case", sorted(PF_CASES))
 def test_zq_prefetch_cases_match_numpy_on_the_gpu(case: str, gpu_backend) -> None:  # type: ignore[no-untyped-def]
