@@ -150,3 +150,10 @@ def test_l2_prefetch_cases_match_numpy_on_the_gpu(case: str, gpu_backend) -> Non
     res = runner(c)
     assert res.state == "OK", res.reason
     assert res.metrics["max_abs_error"] <= 1e-9 * max(1.0, runner.ref[st.outputs[0][0]].max())
+
+
+def test_the_app_and_the_benchmark_pass_the_opt_in_to_the_space() -> None:
+    from scripts.bench_stencil_gpu import _app
+
+    assert "l2pf" in _app(stencil="j3d7pt", backend="cuda", size=64, cuda_opt_in=["l2pf"]).space()
+    assert "l2pf" not in _app(stencil="j3d7pt", backend="cuda", size=64, cuda_opt_in=None).space()
