@@ -602,8 +602,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--confirm-rounds", type=int, default=5, help="rounds of copy + candidates for --confirm")
     ap.add_argument("--plot", metavar="RECORDS_JSON", help="only draw the plot of a cuda_roofline.json and exit")
     ap.add_argument("--technique", action="append", help="technique(s) to try in order (default: default, GA)")
-    ap.add_argument("--opt-in", action="append", metavar="PARAM",
-                    help="add a CUDA parameter built but not yet in the default space (l2pf: docs/STENCILS.md)")
+    from apps.stencil.cuda_gen import OPT_IN_PARAMS
+
+    ap.add_argument("--opt-in", action="append", metavar="PARAM", choices=OPT_IN_PARAMS,
+                    help=f"add a CUDA parameter built but not yet in the default space ({', '.join(OPT_IN_PARAMS)}: "
+                         "docs/STENCILS.md); repeatable")
     ap.add_argument("--hold", action="store_true",
                     help="time CUDA launches behind a hold, without the host's launch overhead "
                          "(measurement/cuda_hold.py; off by default until measured: docs/STENCILS.md)")

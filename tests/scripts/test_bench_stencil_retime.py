@@ -56,3 +56,11 @@ def test_the_hold_study_refuses_bad_counts_before_any_gpu_work(capsys: pytest.Ca
     with pytest.raises(SystemExit) as info:
         main(["--rounds", "0"])
     assert info.value.code == 2 and "--rounds" in capsys.readouterr().err
+
+
+def test_the_benchmark_refuses_an_unknown_opt_in_parameter(capsys: pytest.CaptureFixture[str]) -> None:
+    from scripts.bench_stencil_gpu import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["--opt-in", "warp_specialise"])
+    assert info.value.code == 2 and "l2pf" in capsys.readouterr().err
