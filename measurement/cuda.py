@@ -152,7 +152,10 @@ class CudaBackend:
         ``copy_bandwidth``) is enqueued (``measurement.cuda_hold``), so that the
         events time the GPU's work without the host's launch overhead. Off by
         default: it changes every figure by that overhead, and is opt-in until it
-        has been measured side by side on the GPUs of record.
+        has been measured side by side on the GPUs of record. Use it with
+        ``warmup >= 1`` in ``run``: the warm-up goes unheld, and a kernel's first
+        launch held may wait for the hold's timeout (CUDA's lazy loading), which
+        is then counted in ``metrics["hold_timeouts"]``.
         """
         try:
             import pycuda.driver as drv
