@@ -63,7 +63,7 @@ def _peaks(be: Any) -> dict[str, float]:
     return {"sms": sms, "clock_hz": clk, "fp64_peak": sms * clk * fp64_per_clk, "fp32_peak": sms * clk * 256}
 
 
-def _cuda_seeds(st: Any, merge: bool = False, more: bool = False) -> list[dict[str, Any]]:
+def _cuda_seeds(st: Any, merge: bool = False, more: bool = False, opt_in: Any = ()) -> list[dict[str, Any]]:
     """The configurations every CUDA search measures first: the baseline, then one or more per family of the space.
 
     ``more`` (``--more-seeds``): 8 more streaming and blocking shapes, the ones worth trying first.
@@ -73,10 +73,13 @@ def _cuda_seeds(st: Any, merge: bool = False, more: bool = False) -> list[dict[s
     session 25 after the re-timing study (docs/STENCILS.md) found j3d7pt's fastest H100 kernels in that family,
     under a rule written before the run: on four H200s, j3d27pt's median rose (78.4 against 76.8) but j3d7pt's
     fell (87.3 against 89.6), so it is not a default.
+
+    ``opt_in`` (``--opt-in``): the parameters the space holds beyond the default ones; every seed carries them
+    at their defaults, or the space refuses the seeds.
     """
     from apps.stencil.cuda_gen import cuda_baseline, cuda_is_legal
 
-    b = cuda_baseline()
+    b = cuda_baseline(opt_in or ())
     cands = [b,
              {**b, "sd": "z", "sb": 8, "bx": 64, "by": 4},
              {**b, "sd": "z", "sb": 16, "bx": 32, "by": 8, "prefetch": True},
@@ -123,6 +126,7 @@ def _tune(app: Any, seeds: list[dict[str, Any]], budget: int, parallelism: int, 
     ``where``, when given, receives the database and run name of the search
     that answered (for ``_top_configs``); it stays empty after the fallback.
     """
+    from ensemble.errors import ConfigurationError
     from ensemble.tune import tune
 
     how = ""
@@ -135,6 +139,8 @@ def _tune(app: Any, seeds: list[dict[str, Any]], budget: int, parallelism: int, 
                     where.update(database=f"sqlite:///{tmp}/{name}-{tech}.db", run=f"{name}-{tech}")
                 return dict(res.best_config), f"ensemble.tune(technique={tech!r}, evaluations={res.evaluations})"
             how += f"{tech}: no valid result; "
+        except ConfigurationError:
+            raise  # seeds or a space the search refuses: our mistake, which random sampling would hide
         except Exception as exc:  # noqa: BLE001 - the benchmark must still produce numbers
             how += f"{tech}: {type(exc).__name__}: {str(exc)[:100]}; "
     how = f"random sampling ({how})"
@@ -445,7 +451,7 @@ def part_cuda(args: argparse.Namespace, report: dict[str, Any]) -> None:
             for seed in range(args.seed, args.seed + args.searches):
                 t0 = time.time()
                 where: dict[str, str] = {}
-                seeds = _cuda_seeds(st, merge=args.merge_seed, more=args.more_seeds)
+                seeds = _cuda_seeds(st, merge=args.merge_seed, more=args.more_seeds, opt_in=args.opt_in)
                 best_cfg, how = _tune(app, seeds, args.budget, args.parallelism, f"{name}-s{seed}", tmp,
                                       seed, where, args.technique)
                 conf = None
@@ -487,6 +493,10 @@ def part_cuda(args: argparse.Namespace, report: dict[str, Any]) -> None:
             print(f"{name}: % of roofline median {rec['median_pct_roofline']:.1f}, worst "
                   f"{rec['worst_pct_roofline']:.1f}, best {rec['best_pct_roofline']:.1f}, baseline "
                   f"{rec['baseline_pct_roofline'] or 0:.1f} ({len(per_search)} searches)", flush=True)
+            fell = sum(str(r.get("search", "")).startswith("random sampling") for r in per_search)
+            if fell:  # a technique failed to run: those searches are not the ensemble's, say so where it is read
+                print(f"{name}: WARNING {fell} of {len(per_search)} searches fell back to random sampling "
+                      f"(see each record's 'search')", flush=True)
             del app
             gc.collect()  # frees this stencil's device arrays before the next one uploads
     report["cuda"] = rows

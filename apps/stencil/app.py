@@ -134,7 +134,8 @@ class StencilApp(TunerApp):
         return s
 
     def seed_configurations(self) -> list[dict[str, Any]]:
-        base = cuda_baseline() if self.backend_name == "cuda" else opencl_baseline()
+        base = (cuda_baseline(getattr(self.args, "cuda_opt_in", None) or ()) if self.backend_name == "cuda"
+                else opencl_baseline())
         return [base] if self.space().is_valid(base) else []
 
     def runner(self) -> Any:

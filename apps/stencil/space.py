@@ -35,8 +35,9 @@ def _param(name: str, values: list[Any]) -> Any:
 def cuda_space(st: Stencil, opt_in: Iterable[str] = ()) -> SearchSpace:
     """csTuner's space for ``st`` (see ``apps.stencil.cuda_gen``).
 
-    ``opt_in``: parameters of ``cuda_gen.OPT_IN_PARAMS`` to include (built, not yet measured on a GPU; left
-    out, a configuration takes their default and generates the source it did before they existed).
+    ``opt_in``: parameters of ``cuda_gen.OPT_IN_PARAMS`` to include (built and tested, not yet shown to help
+    the search; left out, a configuration takes their default and generates the source it did before they
+    existed).
     """
     opt_in = tuple(opt_in)
     unknown = [p for p in opt_in if p not in cuda_gen.OPT_IN_PARAMS]

@@ -157,3 +157,18 @@ def test_the_app_and_the_benchmark_pass_the_opt_in_to_the_space() -> None:
 
     assert "l2pf" in _app(stencil="j3d7pt", backend="cuda", size=64, cuda_opt_in=["l2pf"]).space()
     assert "l2pf" not in _app(stencil="j3d7pt", backend="cuda", size=64, cuda_opt_in=None).space()
+
+
+def test_the_baseline_and_the_app_seed_belong_to_a_space_with_l2pf() -> None:
+    """A seed without ``l2pf`` is refused by a space that holds it (session 27's searches fell back to sampling)."""
+    from apps.stencil.cuda_gen import cuda_baseline
+    from scripts.bench_stencil_gpu import _app, _cuda_seeds
+
+    app = _app(stencil="hypterm", backend="cuda", size=64, cuda_opt_in=["l2pf"])
+    space = app.space()
+    assert cuda_baseline(["l2pf"])["l2pf"] == 0 and "l2pf" not in cuda_baseline()
+    assert app.seed_configurations() == [cuda_baseline(["l2pf"])]
+    seeds = _cuda_seeds(app.stencil, more=True, opt_in=["l2pf"])
+    assert len(seeds) > 5 and all(space.is_valid(c) for c in seeds)
+    with pytest.raises(ValueError, match="OPT_IN|l2pf|not among"):
+        cuda_baseline(["warp_specialise"])
