@@ -183,6 +183,23 @@ def _top_configs(database: str, run: str, k: int) -> list[dict[str, Any]]:
     return out
 
 
+def _trial_states(database: str, run: str) -> dict[str, int]:
+    """How many of a run's trials (duplicates left out) ended in each state: OK, FAILED, TIMEOUT, INVALID.
+
+    Why: a search record should say what its budget went to. A search that spent most of it on kernels that
+    did not compile or launch looks like a weak search in the figures alone.
+    """
+    from ensemble.storage import open_storage
+
+    store = open_storage(database)
+    try:
+        rec = store.get_run(run)
+        states = [str(getattr(t.state, "value", t.state)) for t in store.trials(rec.id) if not t.duplicate] if rec else []
+    finally:
+        store.close()
+    return {k: states.count(k) for k in sorted(set(states))}
+
+
 def confirm_best(app: Any, be: Any, st: Any, configs: list[dict[str, Any]], rounds: int, repeats: int,
                  peak: float, parallelism: int = 1) -> dict[str, Any]:
     """Re-time the search's top configurations against the copy measured right before each, then the pick again.
@@ -477,6 +494,8 @@ def part_cuda(args: argparse.Namespace, report: dict[str, Any]) -> None:
                     r["tuned_copy_frac"] = r["tuned_gbs"] / conf["copy_gbs"]
                     r["confirm"] = {k: v for k, v in conf.items() if k != "config"}
                 r["search"] = how
+                if where:
+                    r["trial_states"] = _trial_states(where["database"], where["run"])
                 r["budget"] = args.budget
                 r["seed"] = seed
                 r["seconds"] = time.time() - t0

@@ -65,6 +65,8 @@ def test_searches_make_one_record_per_stencil_and_a_plot(tmp_path, monkeypatch) 
     bench.part_cuda(ns, report)
     assert all(r["search"].startswith("ensemble.tune(technique='default'") for r in report["cuda"])
     assert all("l2pf" in r["tuned_config"] for r in report["cuda"])
+    for r in report["cuda"]:  # what the budget went to: every unique trial counted once, by its final state
+        assert r["trial_states"].get("OK", 0) >= 1 and sum(r["trial_states"].values()) == 8, r["trial_states"]
     recs = json.loads((tmp_path / "cuda_roofline.json").read_text())
     assert [r["stencil"] for r in recs] == ["j3d7pt", "addsgd4"]
     for r in recs:
