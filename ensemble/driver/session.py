@@ -144,7 +144,13 @@ class RunSession:
         for i, seed in enumerate(seeds):
             if not isinstance(seed, dict):
                 raise ConfigurationError(f"seed configuration #{i} is {type(seed).__name__}; give a dict")
-            space.check(seed)
+            try:
+                space.check(seed)
+            except ConfigurationError as exc:  # say which seed, and where seeds come from, before the space's words
+                raise ConfigurationError(
+                    f"seed configuration #{i} is not a configuration of this space: {exc}. Fix it where the seeds "
+                    f"come from (the app's seed_configurations(), tune(seed_configurations=...) or a seed file); "
+                    f"a space that gained a parameter needs it in every seed") from exc
         self.seeds = [dict(s) for s in seeds]
         if self._given_technique is None:
             from ensemble import registry

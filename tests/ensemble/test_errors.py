@@ -11,6 +11,7 @@ import pytest
 from ensemble import Integer, Result, SearchSpace
 from ensemble.driver.local import run_app
 from ensemble.errors import (
+    ConfigurationError,
     DatabaseLockedError,
     InfeasibleSpaceError,
     RunExistsError,
@@ -155,4 +156,16 @@ def test_bad_seed_configuration_is_refused_before_writing(tmp_path):
 
     with pytest.raises(ValueError, match="x"):
         run_app(BadSeed(), _settings(tmp_path, test_limit=3), technique=TinyRandom())
+    assert not (tmp_path / "t.db").exists()
+
+
+def test_a_seed_missing_a_parameter_is_named_with_where_to_fix_it(tmp_path):
+    """Session 27: a space that gained a parameter refused seeds written before it; the message names the seed,
+    the parameter and where seeds come from."""
+    class OldSeed(QuadApp):
+        def seed_configurations(self):
+            return [{"x": 1, "y": 0}, {"x": 2}]
+
+    with pytest.raises(ConfigurationError, match=r"seed configuration #1 .*missing \['y'\].*seed_configurations"):
+        run_app(OldSeed(), _settings(tmp_path, test_limit=3), technique=TinyRandom())
     assert not (tmp_path / "t.db").exists()
