@@ -140,6 +140,15 @@ def compile_case(name: str, opt: str, n: int = 32) -> Any:
     return compile_cuda(k.source, arch="sm_90", options=k.options)
 
 
+def assert_matches_reference(runner: Any, res: Any) -> None:
+    """A GPU run of ``runner`` ended OK and its first output matches the NumPy reference (relative 1e-9).
+
+    One definition for every transformation's GPU test, so that they all hold kernels to the same tolerance.
+    """
+    assert res.state == "OK", res.reason
+    assert res.metrics["max_abs_error"] <= 1e-9 * max(1.0, runner.ref[runner.st.outputs[0][0]].max())
+
+
 def gpu_runners_or_skip() -> dict[str, Any]:
     """One ``CudaStencilRunner`` per csTuner stencil at 32^3 on GPU 0, or a skip where no GPU is usable."""
     import pytest

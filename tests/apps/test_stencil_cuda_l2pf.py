@@ -21,7 +21,12 @@ from apps.stencil.cuda_gen import cuda_baseline, cuda_why_illegal, generate_cuda
 from apps.stencil.space import cuda_space
 from measurement.cuda import compile_cuda, nvcc_available
 from tests.apps import cuda_on_cpu
-from tests.apps.stencil_cases import CUDA_OPTS, ParallelCases, cuda_config
+from tests.apps.stencil_cases import (
+    CUDA_OPTS,
+    ParallelCases,
+    assert_matches_reference,
+    cuda_config,
+)
 
 #: name -> (stencil, grid (nz, ny, nx), options over ``cuda_baseline()``); chunks (nz / sb) of 3 with 2 planes
 #: ahead (the clamp in the last two steps), radius 1 to 4, register and shared-memory queues, cp.async, merging,
@@ -148,8 +153,7 @@ def test_l2_prefetch_cases_match_numpy_on_the_gpu(case: str, gpu_backend) -> Non
     st, c = _case(case)
     runner = CudaStencilRunner(st, gpu_backend, repeats=1, warmup=0)
     res = runner(c)
-    assert res.state == "OK", res.reason
-    assert res.metrics["max_abs_error"] <= 1e-9 * max(1.0, runner.ref[st.outputs[0][0]].max())
+    assert_matches_reference(runner, res)
 
 
 def test_the_app_and_the_benchmark_pass_the_opt_in_to_the_space() -> None:

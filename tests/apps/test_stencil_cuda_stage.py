@@ -49,7 +49,12 @@ from apps.stencil.cuda_gen import (
 from apps.stencil.space import cuda_space
 from measurement.cuda import compile_cuda, nvcc_available
 from tests.apps import cuda_on_cpu
-from tests.apps.stencil_cases import ParallelCases, count_space, cuda_config
+from tests.apps.stencil_cases import (
+    ParallelCases,
+    assert_matches_reference,
+    count_space,
+    cuda_config,
+)
 
 needs_nvcc = pytest.mark.skipif(not nvcc_available(), reason="nvcc not installed")
 ZQS = {"sd": "z", "zq": True, "prefetch": True, "zqs": True}
@@ -496,6 +501,5 @@ def test_zqs_cases_match_numpy_on_the_gpu(case: str, gpu_backend) -> None:  # ty
     st, c = _case(case)
     runner = CudaStencilRunner(st, gpu_backend, repeats=1, warmup=0)
     res = runner(c)
-    assert res.state == "OK", res.reason
+    assert_matches_reference(runner, res)
     assert res.metrics["dynamic_smem_bytes"] == max(generate_cuda(st, c).shared)
-    assert res.metrics["max_abs_error"] <= 1e-9 * max(1.0, runner.ref[st.outputs[0][0]].max())
