@@ -339,6 +339,25 @@ def _app(**kw: Any) -> Any:
     return StencilApp(ns)
 
 
+def _required(app: Any, exprs: list[str]) -> Any:
+    """The app's space with each ``--require`` expression added, which ``app.space()`` then returns.
+
+    Why: a paired run needs an arm without a parameter that is in the default space (session 28: ``l2pf == 0``)
+    and the benchmark's other narrowings (``sd == 'z'``) without editing the app. A name the space does not
+    have stops the run here, naming the expression, instead of failing every trial.
+    """
+    space = app.space()
+    if not exprs:
+        return space
+    for e in exprs:
+        try:
+            space.require(e, name=f"--require {e}")
+        except Exception as exc:  # noqa: BLE001 - the expression is the user's: name it and stop
+            raise SystemExit(f"bench_stencil_gpu: --require {e!r}: {exc}") from None
+    app.space = lambda: space  # seeds, the search and the records all see the narrowed space
+    return space
+
+
 def _pct(row: dict[str, Any]) -> float | None:
     v = row.get("tuned_roof_frac")
     return None if v is None else 100.0 * float(v)
@@ -463,12 +482,14 @@ def part_cuda(args: argparse.Namespace, report: dict[str, Any]) -> None:
             app = _app(stencil=name, backend="cuda", size=args.size, cuda_opt_in=args.opt_in)
             app.device_backend = be
             st = app.stencil
+            space = _required(app, args.require or [])
             base = _measure(app, _cuda_seeds(st)[0], args.repeats)
             per_search = []
             for seed in range(args.seed, args.seed + args.searches):
                 t0 = time.time()
                 where: dict[str, str] = {}
-                seeds = _cuda_seeds(st, merge=args.merge_seed, more=args.more_seeds, opt_in=args.opt_in)
+                seeds = [c for c in _cuda_seeds(st, merge=args.merge_seed, more=args.more_seeds, opt_in=args.opt_in)
+                         if space.is_valid(c)]  # --require may leave some out
                 best_cfg, how = _tune(app, seeds, args.budget, args.parallelism, f"{name}-s{seed}", tmp,
                                       seed, where, args.technique)
                 conf = None
@@ -480,7 +501,7 @@ def part_cuda(args: argparse.Namespace, report: dict[str, Any]) -> None:
                 best = _measure(app, best_cfg, args.repeats) if best_cfg else {"state": "FAILED", "reason": how}
                 paired = conf is not None and conf["roof_frac"] is not None
                 if (not paired and best.get("time") and base.get("time") and best["time"] > base["time"]
-                        and base["state"] == "OK"):
+                        and base["state"] == "OK" and space.is_valid(base["config"])):
                     best = base  # the baseline was in the budget: the tuner's best can't be worse
                     # (with --confirm the baseline, one of the search's results, competed in the same rounds)
                 r = _row(st, base, best, bw, peaks["fp64_peak"])
@@ -498,6 +519,8 @@ def part_cuda(args: argparse.Namespace, report: dict[str, Any]) -> None:
                     r["trial_states"] = _trial_states(where["database"], where["run"])
                 r["budget"] = args.budget
                 r["seed"] = seed
+                if args.require:
+                    r["require"] = list(args.require)
                 r["seconds"] = time.time() - t0
                 per_search.append(r)
                 rows.append(r)
@@ -631,11 +654,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--confirm-rounds", type=int, default=5, help="rounds of copy + candidates for --confirm")
     ap.add_argument("--plot", metavar="RECORDS_JSON", help="only draw the plot of a cuda_roofline.json and exit")
     ap.add_argument("--technique", action="append", help="technique(s) to try in order (default: default, GA)")
-    from apps.stencil.cuda_gen import OPT_IN_PARAMS
+    from apps.stencil.cuda_gen import JOINED_DEFAULT_PARAMS, OPT_IN_PARAMS
 
-    ap.add_argument("--opt-in", action="append", metavar="PARAM", choices=OPT_IN_PARAMS,
-                    help=f"add a CUDA parameter built but not yet in the default space ({', '.join(OPT_IN_PARAMS)}: "
-                         "docs/STENCILS.md); repeatable")
+    ap.add_argument("--opt-in", action="append", metavar="PARAM", choices=OPT_IN_PARAMS + tuple(JOINED_DEFAULT_PARAMS),
+                    help="add a CUDA parameter built but not yet in the default space (opt-in: "
+                         f"{', '.join(OPT_IN_PARAMS) or 'none at present'}; accepted and changing nothing: "
+                         f"{', '.join(JOINED_DEFAULT_PARAMS)}, now in the default space; docs/STENCILS.md); repeatable")
+    ap.add_argument("--require", action="append", metavar="EXPR",
+                    help="add a constraint to every CUDA search's space, e.g. \"l2pf == 0\" (a paired run's arm "
+                         "without a default parameter); seeds outside it are left out; repeatable")
     ap.add_argument("--hold", action="store_true",
                     help="time CUDA launches behind a hold, without the host's launch overhead "
                          "(measurement/cuda_hold.py; off by default until measured: docs/STENCILS.md)")

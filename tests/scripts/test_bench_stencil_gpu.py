@@ -81,6 +81,42 @@ def test_searches_make_one_record_per_stencil_and_a_plot(tmp_path, monkeypatch) 
     assert png.endswith(".png")
 
 
+def test_require_narrows_every_search_and_drops_the_seeds_outside(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``--require EXPR``: a paired run's arm without a parameter of the default space (session 28: l2pf == 0)."""
+    import measurement.cuda as mc
+    from scripts import bench_stencil_gpu as bench
+
+    monkeypatch.setattr(mc, "compile_cuda", lambda source, **kw: CudaBuild(
+        b"\x7fELF", "sm_90", 40 + (len(source) // 97) % 200, 0, 0, 0, "", 0.0))
+    monkeypatch.setattr(bench, "_save", lambda a, r: None)
+    seen: list[dict[str, Any]] = []
+    real_tune = bench._tune
+
+    def spy(app: Any, seeds: list[dict[str, Any]], *a: Any, **kw: Any) -> Any:
+        seen.extend(seeds)
+        return real_tune(app, seeds, *a, **kw)
+
+    monkeypatch.setattr(bench, "_tune", spy)
+    args = ["--part", "cuda", "--stencils", "addsgd4", "--size", "32", "--budget", "10", "--searches", "1",
+            "--repeats", "2", "--parallelism", "2", "--more-seeds", "--require", "l2pf == 0",
+            "--require", "sd == 'z'", "--out", str(tmp_path)]
+    report: dict[str, Any] = {"_cuda_backend": _FakeCuda()}
+    bench.part_cuda(_parse(bench, args), report)
+    assert seen and all(c["l2pf"] == 0 and c["sd"] == "z" for c in seen)  # the baseline (sd='none') is dropped
+    (r,) = report["cuda"]
+    assert r["search"].startswith("ensemble.tune(technique='default'") and r["require"] == ["l2pf == 0", "sd == 'z'"]
+    assert r["tuned_config"].get("l2pf", 0) == 0 and r["tuned_config"].get("sd") == "z"
+
+
+def test_require_names_a_bad_expression(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from scripts import bench_stencil_gpu as bench
+
+    report: dict[str, Any] = {"_cuda_backend": _FakeCuda()}
+    with pytest.raises(SystemExit, match=r"--require 'l2pff == 0'.*l2pff"):
+        bench.part_cuda(_parse(bench, ["--part", "cuda", "--stencils", "j3d7pt", "--size", "32",
+                                       "--require", "l2pff == 0", "--out", str(tmp_path)]), report)
+
+
 def _parse(bench: Any, argv: list[str]) -> Any:
     """The benchmark's own argument parser (main() without running the parts)."""
     captured: dict[str, Any] = {}
@@ -217,9 +253,10 @@ def test_a_search_the_space_refuses_stops_the_benchmark_instead_of_sampling(tmp_
     from ensemble.errors import ConfigurationError
     from scripts import bench_stencil_gpu as bench
 
-    app = bench._app(stencil="j3d7pt", backend="cuda", size=32, cuda_opt_in=["l2pf"])
+    app = bench._app(stencil="j3d7pt", backend="cuda", size=32)
     app.device_backend = _FakeCuda()
     from apps.stencil.cuda_gen import cuda_baseline
 
+    stored_before_l2pf = {k: v for k, v in cuda_baseline().items() if k != "l2pf"}  # a seed from before session 28
     with pytest.raises(ConfigurationError, match="l2pf"):
-        bench._tune(app, [cuda_baseline()], 4, 1, "refused", str(tmp_path), 1)
+        bench._tune(app, [stored_before_l2pf], 4, 1, "refused", str(tmp_path), 1)

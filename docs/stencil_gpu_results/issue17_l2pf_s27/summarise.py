@@ -5,8 +5,10 @@
 Arms by folder: call1 gpu0/gpu2 ran with --opt-in l2pf, gpu1/gpu3 without; call2 and call3 name the arm in the
 path (with/, without/). Every with-l2pf search fell back to random sampling (its seeds lacked l2pf, which the
 space refused; fixed after the runs), and its arm is named so: each record's 'search' field says which search ran.
-Re-timed figure: the mean of the two passes of retime4/ (all picks in one process).
-Writes l2pf_search.json beside this script and prints the table of docs/STENCILS.md.
+Call 4 (session 28) re-ran the with-l2pf arm through ensemble.tune (call4/gpu*/with/).
+Re-timed figure: the mean of the two passes of one re-timing of all picks in one process per stencil:
+call4/ (session 28, every pick of calls 1-4; the default) or retime4/ (session 27, calls 1-3), chosen by the
+first argument. Writes l2pf_search[_<dir>].json beside this script and prints the table of docs/STENCILS.md.
 """
 
 from __future__ import annotations
@@ -26,17 +28,19 @@ def arm_of(path: str) -> str:
     return "without l2pf"
 
 
-def main() -> None:
+def main(retime_dir: str = "call4") -> None:
+    from apps.stencil.cuda_gen import cuda_baseline
+    base = cuda_baseline(opt_in=["l2pf"])  # l2pf = 0 is the generator's plain kernel: the same key either way
     out = []
     for st in ("hypterm", "addsgd6"):
-        with open(os.path.join(HERE, "retime4", f"retime_{st}.json")) as f:
+        with open(os.path.join(HERE, retime_dir, f"retime_{st}.json")) as f:
             rt = json.load(f)
-        retimed = {json.dumps({k: v for k, v in r["config"].items()}, sort_keys=True):
+        retimed = {json.dumps({**base, **r["config"]}, sort_keys=True):
                    (r["pass1_pct"] + r["pass2_pct"]) / 2 for r in rt["rows"]}
-        from apps.stencil.cuda_gen import cuda_baseline
-        base = cuda_baseline()
         arms: dict[str, list[dict]] = {}
         for p in sorted(glob.glob(os.path.join(HERE, "call*", "**", "bench_stencil_cuda.json"), recursive=True)):
+            if retime_dir == "retime4" and os.path.relpath(p, HERE).startswith("call4"):
+                continue  # retime4 ran before call 4
             with open(p) as f:
                 data = json.load(f)
             for r in data.get("cuda", []):
@@ -57,11 +61,13 @@ def main() -> None:
             out.append(rec)
             print(f"| {st} | {arm} | {len(rows)} | {rec['median_pct_roofline']:.1f} | {rec['worst_pct_roofline']:.1f} | "
                   f"{rec['best_pct_roofline']:.1f} | " + ", ".join(
-                      f"s{r['seed']} {r['retimed_pct']:.1f}{' (l2pf=%d)' % r['l2pf'] if r['l2pf'] else ''}"
+                      f"s{r['seed']} {r['retimed_pct']:.1f}" + (f" (l2pf={r['l2pf']})" if r['l2pf'] else '')
                       for r in sorted(rows, key=lambda r: r["seed"])) + " |")
-    with open(os.path.join(HERE, "l2pf_search.json"), "w") as f:
+    name = "l2pf_search.json" if retime_dir == "retime4" else f"l2pf_search_{retime_dir}.json"
+    with open(os.path.join(HERE, name), "w") as f:
         json.dump(out, f, indent=1)
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+    main(*sys.argv[1:2])
