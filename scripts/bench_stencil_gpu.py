@@ -342,9 +342,9 @@ def _app(**kw: Any) -> Any:
 def _required(app: Any, exprs: list[str]) -> Any:
     """The app's space with each ``--require`` expression added, which ``app.space()`` then returns.
 
-    Why: a paired run needs an arm without a parameter that is in the default space (session 28: ``l2pf == 0``)
-    and the benchmark's other narrowings (``sd == 'z'``) without editing the app. A name the space does not
-    have stops the run here, naming the expression, instead of failing every trial.
+    Why: a paired run compares a space with and without one of its parameters (session 28: ``l2pf == 0``
+    while ``l2pf`` was in the default space), or narrows it otherwise (``sd == 'z'``), without editing the app.
+    A name the space does not have stops the run here, naming the expression, instead of failing every trial.
     """
     space = app.space()
     if not exprs:
@@ -654,15 +654,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--confirm-rounds", type=int, default=5, help="rounds of copy + candidates for --confirm")
     ap.add_argument("--plot", metavar="RECORDS_JSON", help="only draw the plot of a cuda_roofline.json and exit")
     ap.add_argument("--technique", action="append", help="technique(s) to try in order (default: default, GA)")
-    from apps.stencil.cuda_gen import JOINED_DEFAULT_PARAMS, OPT_IN_PARAMS
+    from apps.stencil.cuda_gen import OPT_IN_PARAMS
 
-    ap.add_argument("--opt-in", action="append", metavar="PARAM", choices=OPT_IN_PARAMS + tuple(JOINED_DEFAULT_PARAMS),
-                    help="add a CUDA parameter built but not yet in the default space (opt-in: "
-                         f"{', '.join(OPT_IN_PARAMS) or 'none at present'}; accepted and changing nothing: "
-                         f"{', '.join(JOINED_DEFAULT_PARAMS)}, now in the default space; docs/STENCILS.md); repeatable")
+    ap.add_argument("--opt-in", action="append", metavar="PARAM", choices=OPT_IN_PARAMS,
+                    help=f"add a CUDA parameter built but not yet in the default space ({', '.join(OPT_IN_PARAMS)}: "
+                         "docs/STENCILS.md); repeatable")
     ap.add_argument("--require", action="append", metavar="EXPR",
-                    help="add a constraint to every CUDA search's space, e.g. \"l2pf == 0\" (a paired run's arm "
-                         "without a default parameter); seeds outside it are left out; repeatable")
+                    help="add a constraint to every CUDA search's space, e.g. \"l2pf == 0\" with --opt-in l2pf (a paired "
+                         "run's arm without the parameter); seeds outside it are left out; repeatable")
     ap.add_argument("--hold", action="store_true",
                     help="time CUDA launches behind a hold, without the host's launch overhead "
                          "(measurement/cuda_hold.py; off by default until measured: docs/STENCILS.md)")

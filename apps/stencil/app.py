@@ -16,7 +16,7 @@ import threading
 from typing import Any
 
 from apps.stencil.cstuner import CSTUNER_STENCILS, cstuner_stencil
-from apps.stencil.cuda_gen import JOINED_DEFAULT_PARAMS, OPT_IN_PARAMS, cuda_baseline
+from apps.stencil.cuda_gen import OPT_IN_PARAMS, cuda_baseline
 from apps.stencil.opencl_gen import opencl_baseline
 from apps.stencil.patterns import PATTERNS, synthetic
 from apps.stencil.space import cuda_space, opencl_space
@@ -101,12 +101,9 @@ class StencilApp(TunerApp):
                        help="check this many random points instead of the whole output")
         g.add_argument("--suite", choices=("garvey",), help="garvey: Garvey & Abdelrahman's 104 OpenCL benchmarks")
         g.add_argument("--benchmark", help="with --suite garvey: e.g. star2d_r3_y (docs/GARVEY.md lists them)")
-        g.add_argument("--cuda-opt-in", action="append", choices=OPT_IN_PARAMS + tuple(JOINED_DEFAULT_PARAMS),
-                       metavar="PARAM",
-                       help="add a CUDA parameter that is built but not yet in the default space (opt-in: "
-                            f"{', '.join(OPT_IN_PARAMS) or 'none at present'}; accepted and changing nothing: "
-                            f"{', '.join(JOINED_DEFAULT_PARAMS)}, now in the default space; docs/STENCILS.md); "
-                            "repeatable")
+        g.add_argument("--cuda-opt-in", action="append", choices=OPT_IN_PARAMS, metavar="PARAM",
+                       help="add a CUDA parameter that is built but not yet in the default space "
+                            f"({', '.join(OPT_IN_PARAMS)}: docs/STENCILS.md); repeatable")
         g.add_argument("--opencl-preset", choices=("paper", "extended"), default="paper",
                        help="OpenCL space: the paper's (default) or our generator's wider one")
         g.add_argument("--heuristic", help="--technique garvey: dims, opts, hybrid or a specification file")

@@ -206,28 +206,8 @@ CUDA_PARAMS: dict[str, list[Any]] = {
 OPTIONAL_PARAMS: dict[str, Any] = {"dsmem": False, "zq": False, "zqs": False, "zqsn": 0, "l2pf": 0}
 
 #: parameters the space holds only when asked (``cuda_space(st, opt_in=...)``): built and tested, not yet shown to
-#: help the search. A parameter starts here and joins the default space when a paired search run says so
-#: (docs/STENCILS.md, "Issue 17, session 27" for the rule). None waits now.
-OPT_IN_PARAMS: tuple[str, ...] = ()
-
-#: former opt-in parameters now in the default space, with when they joined: asking for one still works (old
-#: commands and scripts pass ``--opt-in l2pf``) and changes nothing
-JOINED_DEFAULT_PARAMS: dict[str, str] = {"l2pf": "session 28 (docs/STENCILS.md, 'Issue 17, session 28')"}
-
-
-def opt_in_params(opt_in: Iterable[str], where: str) -> tuple[str, ...]:
-    """The parameters of ``opt_in`` that the space holds only when asked (``OPT_IN_PARAMS``), in order.
-
-    Names in ``JOINED_DEFAULT_PARAMS`` are dropped: the default space holds them already. ``where`` names the
-    caller for the message of an unknown name (a typo must not silently search the default space).
-    """
-    names = tuple(opt_in)
-    unknown = [p for p in names if p not in OPT_IN_PARAMS and p not in JOINED_DEFAULT_PARAMS]
-    if unknown:
-        known = ", ".join(OPT_IN_PARAMS) or "none at present"
-        raise ValueError(f"{where}(opt_in=...): {unknown} not an opt-in parameter (opt-in: {known}; now in the "
-                         f"default space: {', '.join(JOINED_DEFAULT_PARAMS)}); leave it out or fix the name")
-    return tuple(p for p in names if p in OPT_IN_PARAMS)
+#: help the search (docs/STENCILS.md, "Issue 17, session 27")
+OPT_IN_PARAMS: tuple[str, ...] = ("l2pf",)
 
 #: registers per SM (sm_80/sm_90): a -maxrregcount cap must let one block of the block size fit
 REGS_PER_SM = 65536
@@ -240,11 +220,13 @@ def cuda_baseline(opt_in: Iterable[str] = ()) -> dict[str, Any]:
     so that the baseline is a configuration of that space. Without them a search seeded with the baseline is
     refused by the space's key check (session 27: the benchmark then fell back to random sampling).
     """
-    opt_in = opt_in_params(opt_in, "cuda_baseline")
+    unknown = [p for p in opt_in if p not in OPT_IN_PARAMS]
+    if unknown:
+        raise ValueError(f"cuda_baseline(opt_in=...): {unknown} not among {OPT_IN_PARAMS}")
     return {"bx": 32, "by": 4, "bz": 1, "sd": "none", "sb": 1, "uf": 1, "bmx": 1, "bmy": 1, "bmz": 1,
             "cmx": 1, "cmy": 1, "cmz": 1, "smem": False, "coef": "global", "prefetch": False, "retime": False,
             "minb": 1, "stcs": False, "maxrreg": 0, "fis": 1, "cse": False,
-            "ring": False, "dsmem": False, "zq": False, "zqs": False, "zqsn": 0, "l2pf": 0,
+            "ring": False, "dsmem": False, "zq": False, "zqs": False, "zqsn": 0,
             **{p: OPTIONAL_PARAMS[p] for p in opt_in}}
 
 
@@ -382,10 +364,8 @@ def cuda_space_rules(st: Stencil, opt_in: Iterable[str] = ()) -> list[tuple[str,
 
     Kept here, beside ``cuda_why_illegal``, so that the parameters' two
     statements of the rules are written side by side. ``opt_in``: the
-    ``OPT_IN_PARAMS`` the space holds, whose rules are added too (none has
-    rules at present: ``l2pf``'s joined the default ones in session 28).
+    ``OPT_IN_PARAMS`` the space holds, whose rules are added too.
     """
-    opt_in_params(opt_in, "cuda_space_rules")
     rules = [("maxrreg == 0 or minb == 1", "maxrreg without launch bounds"),
              (f"maxrreg == 0 or bx * by * bz * maxrreg <= {REGS_PER_SM}", "register cap fits one block"),
              (f"fis <= {len(st.outputs)}", "fission kernels <= outputs"),
@@ -412,8 +392,9 @@ def cuda_space_rules(st: Stencil, opt_in: Iterable[str] = ()) -> list[tuple[str,
         size = f"{tile} * {_ring_bytes_per_point(st, k)}"
         rules.append((f"not ring or fis != {k} or {size} <= {SMEM_LIMIT} or (dsmem and {size} <= {DSMEM_LIMIT})",
                       f"ring buffer size, fis={k}"))
-    rules += [("l2pf == 0 or (sd == 'z' and not ring and not retime)", "L2 prefetch: plain, smem or zq streaming"),
-              (f"l2pf == 0 or l2pf * sb < {st.shape[0]}", "L2 prefetch: fewer planes ahead than a chunk has")]
+    if "l2pf" in opt_in:
+        rules += [("l2pf == 0 or (sd == 'z' and not ring and not retime)", "L2 prefetch: plain, smem or zq streaming"),
+                  (f"l2pf == 0 or l2pf * sb < {st.shape[0]}", "L2 prefetch: fewer planes ahead than a chunk has")]
     return rules
 
 

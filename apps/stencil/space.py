@@ -37,9 +37,12 @@ def cuda_space(st: Stencil, opt_in: Iterable[str] = ()) -> SearchSpace:
 
     ``opt_in``: parameters of ``cuda_gen.OPT_IN_PARAMS`` to include (built and tested, not yet shown to help
     the search; left out, a configuration takes their default and generates the source it did before they
-    existed). Names of ``cuda_gen.JOINED_DEFAULT_PARAMS`` (``l2pf``) are accepted and change nothing.
+    existed).
     """
-    opt_in = cuda_gen.opt_in_params(opt_in, "cuda_space")
+    opt_in = tuple(opt_in)
+    unknown = [p for p in opt_in if p not in cuda_gen.OPT_IN_PARAMS]
+    if unknown:
+        raise ValueError(f"cuda_space(opt_in={opt_in!r}): {unknown} not among {cuda_gen.OPT_IN_PARAMS}")
     s = SearchSpace()
     s.add(*[_param(k, v) for k, v in cuda_gen.CUDA_PARAMS.items()
             if k not in cuda_gen.OPT_IN_PARAMS or k in opt_in])

@@ -193,15 +193,6 @@ def count_space(st: Any, expr: str | None = None) -> int:
     return space_count(st.name, st.shape[0], expr)
 
 
-def count_space_before_l2pf(st: Any, expr: str | None = None) -> int:
-    """``count_space`` of the space as it was before ``l2pf`` joined the default space (session 28): ``l2pf == 0``.
-
-    The count tests of the older parameters (dsmem, zq, zqs, zqsn) pin the numbers of that space; ``l2pf``'s own
-    test (test_stencil_cuda_l2pf.py) shows what it adds to it.
-    """
-    return count_space(st, "l2pf == 0" if expr is None else f"l2pf == 0 and ({expr})")
-
-
 class ParallelCases:
     """Runs the cases of parametrized tests ``os.cpu_count()`` at a time, once, and hands each test its own outcome.
 

@@ -41,7 +41,7 @@ from tests.apps.stencil_cases import (
     ParallelCases,
     assert_matches_reference,
     compile_case,
-    count_space_before_l2pf,
+    count_space,
     cuda_case_applies,
     cuda_config,
     gpu_runners_or_skip,
@@ -110,7 +110,7 @@ COUNTS_BEFORE = {"j3d7pt": 12_108_588, "hypterm": 42_500_652, "rhs4center": 25_9
 def test_space_counts_are_unchanged_without_dsmem_and_grow_only_by_rings(name: str) -> None:
     st = cstuner_stencil(name, 64)
 
-    count = functools.partial(count_space_before_l2pf, st)  # cached: the zq tests count "not zq" too
+    count = functools.partial(count_space, st)  # cached: the zq tests count "not zq" too
 
     assert count("not dsmem and not zq") == COUNTS_BEFORE[name]  # zq (later): test_stencil_cuda_zq.py
     assert count("dsmem and not ring") == 0

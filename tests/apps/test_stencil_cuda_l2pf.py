@@ -3,9 +3,8 @@
 Checked here: the kernels still match NumPy on the CPU emulator, whose ``l2_prefetch`` aborts on an address
 outside every kernel argument (a prefetch near a chunk's or the grid's end must stay inside); the source
 prefetches the plane ``l2pf`` steps ahead of the one each step loads, at each of the thread's points, and
-the current plane in a chunk's last ``l2pf`` steps; nothing changes with ``l2pf=0``; the rules; every CUDA space
-holds the parameter (opt-in until session 28, when the paired search run put it in the default space; asking for
-it still works and changes nothing); nvcc builds it (here, without a GPU), and the registers it costs.
+the current plane in a chunk's last ``l2pf`` steps; nothing changes with ``l2pf=0``; the rules; the space holds
+the parameter only when asked; nvcc builds it (here, without a GPU), and the registers it costs.
 """
 
 from __future__ import annotations
@@ -26,8 +25,6 @@ from tests.apps.stencil_cases import (
     CUDA_OPTS,
     ParallelCases,
     assert_matches_reference,
-    count_space,
-    count_space_before_l2pf,
     cuda_config,
 )
 
@@ -109,46 +106,42 @@ def test_rules_name_what_l2pf_needs() -> None:
     assert "l2pf=3" in cuda_why_illegal(st, {**b, "sd": "z", "sb": 2, "l2pf": 3})  # not a legal value
 
 
-def test_every_cuda_space_holds_l2pf_with_its_rules() -> None:
-    """In the default space since session 28 (docs/STENCILS.md, "Issue 17, session 28")."""
-    for name in CSTUNER_STENCILS:
-        st = cstuner_stencil(name, 64)
-        s = cuda_space(st)
-        assert "l2pf" in s and s.is_valid(cuda_baseline()), name
+def test_the_space_holds_l2pf_only_when_asked_and_then_with_its_rules() -> None:
     st = cstuner_stencil("j3d7pt", 64)
-    s = cuda_space(st)
-    seen = set()
+    assert "l2pf" not in cuda_space(st)
+    s = cuda_space(st, opt_in=["l2pf"])
+    assert "l2pf" in s
     for c in s.sample(np.random.default_rng(3), 120):
         assert cuda_why_illegal(st, c) is None, c
-        seen.add(c["l2pf"])
         if c["l2pf"]:
             assert c["sd"] == "z" and not c["ring"] and not c["retime"] and c["l2pf"] < 64 // c["sb"]
-    assert seen == {0, 1, 2, 4}  # the sampler reaches every value
+    for c in cuda_space(st).sample(np.random.default_rng(4), 100):  # the default: l2pf = 0
+        assert s.is_valid({**c, "l2pf": 0})
+    with pytest.raises(ValueError, match="opt_in"):
+        cuda_space(st, opt_in=["warp_specialise"])
 
 
 def test_space_counts_grow_only_by_streaming_with_l2pf() -> None:
-    """``l2pf`` adds, to the space as it was, one copy of every streaming configuration (neither ring nor
-    retime) for each value with fewer planes ahead than a chunk has, and nothing else."""
+    """Asked for, ``l2pf`` adds to the default space one copy of every streaming configuration (neither ring
+    nor retime) for each value with fewer planes ahead than a chunk has, and nothing else."""
     st = cstuner_stencil("j3d7pt", 64)
-    before = count_space_before_l2pf(st)
+
+    def count(opt_in: list[str], expr: str | None) -> int:
+        s = cuda_space(st, opt_in=opt_in)
+        if expr:
+            s.require(expr, name="fixed")
+        got = s.count_valid(10**9, merge=True)
+        assert got is not None
+        return got
+
+    before = count([], None)
     assert before == 19_916_652  # test_stencil_cuda_stage.py's count before zqsn (j3d7pt has no zqsn)
-    added = {k: count_space(st, f"l2pf == {k}") for k in (1, 2, 4)}
+    assert count(["l2pf"], "l2pf == 0") == before
+    added = {k: count(["l2pf"], f"l2pf == {k}") for k in (1, 2, 4)}
     for k, n in added.items():
-        assert n == count_space_before_l2pf(st, f"sd == 'z' and not ring and not retime and {k} * sb < 64") > 0, k
+        assert n == count([], f"sd == 'z' and not ring and not retime and {k} * sb < 64") > 0, k
     assert added[1] > added[2] > added[4]  # sb = 32, then 16, no longer leave room
-    assert count_space(st) == before + sum(added.values())
-
-
-def test_asking_for_l2pf_still_works_and_changes_nothing() -> None:
-    """Old commands pass ``opt_in=["l2pf"]`` / ``--opt-in l2pf``; a misspelt name is still refused."""
-    st = cstuner_stencil("hypterm", 64)
-    rng = np.random.default_rng(5)
-    asked, plain = cuda_space(st, opt_in=["l2pf"]), cuda_space(st)
-    assert asked.space_hash() == plain.space_hash()
-    assert [asked.is_valid(c) for c in plain.sample(rng, 60)] == [True] * 60
-    assert cuda_baseline(["l2pf"]) == cuda_baseline() and cuda_baseline()["l2pf"] == 0
-    with pytest.raises(ValueError, match=r"cuda_space\(opt_in=...\).*warp_specialise.*l2pf.*fix the name"):
-        cuda_space(st, opt_in=["warp_specialise"])
+    assert count(["l2pf"], None) == before + sum(added.values())
 
 
 @pytest.mark.cuda
@@ -186,23 +179,23 @@ def test_l2_prefetch_cases_match_numpy_on_the_gpu(case: str, gpu_backend) -> Non
     assert_matches_reference(runner, res)
 
 
-def test_the_app_and_the_benchmark_hold_l2pf_with_or_without_the_opt_in() -> None:
+def test_the_app_and_the_benchmark_pass_the_opt_in_to_the_space() -> None:
     from scripts.bench_stencil_gpu import _app
 
     assert "l2pf" in _app(stencil="j3d7pt", backend="cuda", size=64, cuda_opt_in=["l2pf"]).space()
-    assert "l2pf" in _app(stencil="j3d7pt", backend="cuda", size=64, cuda_opt_in=None).space()
+    assert "l2pf" not in _app(stencil="j3d7pt", backend="cuda", size=64, cuda_opt_in=None).space()
 
 
-def test_the_baseline_and_the_app_seed_belong_to_the_space_with_l2pf() -> None:
+def test_the_baseline_and_the_app_seed_belong_to_a_space_with_l2pf() -> None:
     """A seed without ``l2pf`` is refused by a space that holds it (session 27's searches fell back to sampling)."""
     from apps.stencil.cuda_gen import cuda_baseline
     from scripts.bench_stencil_gpu import _app, _cuda_seeds
 
-    for opt_in in (None, ["l2pf"]):
-        app = _app(stencil="hypterm", backend="cuda", size=64, cuda_opt_in=opt_in)
-        space = app.space()
-        assert app.seed_configurations() == [cuda_baseline()]
-        seeds = _cuda_seeds(app.stencil, more=True, opt_in=opt_in or ())
-        assert len(seeds) > 5 and all(space.is_valid(c) for c in seeds)
-    with pytest.raises(ValueError, match="warp_specialise.*not an opt-in parameter"):
+    app = _app(stencil="hypterm", backend="cuda", size=64, cuda_opt_in=["l2pf"])
+    space = app.space()
+    assert cuda_baseline(["l2pf"])["l2pf"] == 0 and "l2pf" not in cuda_baseline()
+    assert app.seed_configurations() == [cuda_baseline(["l2pf"])]
+    seeds = _cuda_seeds(app.stencil, more=True, opt_in=["l2pf"])
+    assert len(seeds) > 5 and all(space.is_valid(c) for c in seeds)
+    with pytest.raises(ValueError, match="OPT_IN|l2pf|not among"):
         cuda_baseline(["warp_specialise"])

@@ -54,7 +54,7 @@ from tests.apps.stencil_cases import (
     ParallelCases,
     assert_matches_reference,
     compile_case,
-    count_space_before_l2pf,
+    count_space,
     cuda_case_applies,
     cuda_config,
     gpu_runners_or_skip,
@@ -152,7 +152,7 @@ def test_existing_configurations_generate_byte_identical_sources(with_key: bool)
 COUNTS_BEFORE = {"j3d7pt": 14_060_604, "hypterm": 48_237_372, "rhs4center": 30_870_204}
 
 
-_count = count_space_before_l2pf  # cached for the session: the zq, dsmem, stage and transforms tests share counts
+_count = count_space  # cached for the session: the zq, dsmem, stage and transforms tests share counts
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if n != "j3d7pt" else [])

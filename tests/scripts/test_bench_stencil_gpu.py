@@ -82,7 +82,7 @@ def test_searches_make_one_record_per_stencil_and_a_plot(tmp_path, monkeypatch) 
 
 
 def test_require_narrows_every_search_and_drops_the_seeds_outside(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """``--require EXPR``: a paired run's arm without a parameter of the default space (session 28: l2pf == 0)."""
+    """``--require EXPR``: a paired run's arm without one parameter of the space (session 28: l2pf == 0)."""
     import measurement.cuda as mc
     from scripts import bench_stencil_gpu as bench
 
@@ -98,7 +98,7 @@ def test_require_narrows_every_search_and_drops_the_seeds_outside(tmp_path, monk
 
     monkeypatch.setattr(bench, "_tune", spy)
     args = ["--part", "cuda", "--stencils", "addsgd4", "--size", "32", "--budget", "10", "--searches", "1",
-            "--repeats", "2", "--parallelism", "2", "--more-seeds", "--require", "l2pf == 0",
+            "--repeats", "2", "--parallelism", "2", "--more-seeds", "--opt-in", "l2pf", "--require", "l2pf == 0",
             "--require", "sd == 'z'", "--out", str(tmp_path)]
     report: dict[str, Any] = {"_cuda_backend": _FakeCuda()}
     bench.part_cuda(_parse(bench, args), report)
@@ -253,10 +253,9 @@ def test_a_search_the_space_refuses_stops_the_benchmark_instead_of_sampling(tmp_
     from ensemble.errors import ConfigurationError
     from scripts import bench_stencil_gpu as bench
 
-    app = bench._app(stencil="j3d7pt", backend="cuda", size=32)
+    app = bench._app(stencil="j3d7pt", backend="cuda", size=32, cuda_opt_in=["l2pf"])
     app.device_backend = _FakeCuda()
     from apps.stencil.cuda_gen import cuda_baseline
 
-    stored_before_l2pf = {k: v for k, v in cuda_baseline().items() if k != "l2pf"}  # a seed from before session 28
     with pytest.raises(ConfigurationError, match="l2pf"):
-        bench._tune(app, [stored_before_l2pf], 4, 1, "refused", str(tmp_path), 1)
+        bench._tune(app, [cuda_baseline()], 4, 1, "refused", str(tmp_path), 1)

@@ -3,15 +3,17 @@
 # (rule: docs/STENCILS.md, "Issue 17, session 28"). Two GPUs per stencil of STENCILS (default "j3d7pt j3d27pt":
 # four H200s, run tool kind nvidia-h200-x4, carry [".whl"]; on two, one call per stencil):
 #   . scripts/gpu_env.sh >/dev/null; [STENCILS=j3d7pt] bash docs/stencil_gpu_results/issue17_l2pf_s28/call1.sh
-# Per stencil, GPU 2k: seeds 1-5 in the default space (l2pf in it); GPU 2k+1: the same with
-# --require "l2pf == 0". Budget 300, --parallelism 4, the options of every issue-17 run (run_watch.sh).
+# Per stencil, GPU 2k: seeds 1-5 with l2pf in the space; GPU 2k+1: the same with --require "l2pf == 0".
+# Budget 300, --parallelism 4, the options of every issue-17 run (run_watch.sh). It ran at d5f29dd, where l2pf
+# was in the default space; it went back to opt-in after this run, so both arms now add --opt-in l2pf (the
+# same two spaces).
 # Then every pick of both arms is re-timed in one process per stencil (two passes of 5 rounds).
 set -u
 OUT=${OUT:-out-gpu}
 W=docs/stencil_gpu_results/issue17_h100_full/run_watch.sh
 E=$(( $(date +%s) + ${SEARCH_S:-440} ))
-with="mkdir -p \$OUT/with; OUT=\$OUT/with END=$E bash $W"
-without="mkdir -p \$OUT/without; OUT=\$OUT/without END=$E EXTRA='--require l2pf==0' bash $W"
+with="mkdir -p \$OUT/with; OUT=\$OUT/with END=$E EXTRA='--opt-in l2pf' bash $W"
+without="mkdir -p \$OUT/without; OUT=\$OUT/without END=$E EXTRA='--opt-in l2pf --require l2pf==0' bash $W"
 read -r -a names <<< "${STENCILS:-j3d7pt j3d27pt}"
 jobs=()
 for s in "${names[@]}"; do
