@@ -54,6 +54,9 @@ def add_standard_arguments(parser: argparse.ArgumentParser) -> argparse.Argument
                    help="seconds a database write waits for a lock (default 30)")
     g.add_argument("--heartbeat-timeout", type=float, default=30.0, metavar="SEC",
                    help="seconds without heartbeat before a RUNNING trial is given to another worker")
+    g.add_argument("--require", action="append", default=[], metavar="EXPR",
+                   help="a constraint added to the app's space for this run, e.g. \"x >= 2\" or \"bx * by <= 256\" "
+                        "(the app's seeds outside it are left out); repeatable")
     g.add_argument("--seed", type=int, metavar="N", help="random seed of the search")
     g.add_argument("--seed-configuration", action="append", default=[], metavar="FILE",
                    help="JSON file with a configuration (or a list) to measure first; repeatable")
@@ -95,6 +98,7 @@ def settings_from_args(ns: argparse.Namespace) -> RunSettings:
         report_dir=ns.report, quiet=ns.quiet, trial_limit=getattr(ns, "trial_limit", None),
         worker_mode=getattr(ns, "worker_mode", "thread"),
         batch=getattr(ns, "batch", 1), busy_timeout=getattr(ns, "busy_timeout", 30.0), heartbeat_timeout=getattr(ns, "heartbeat_timeout", 30.0),
+        require=list(getattr(ns, "require", None) or []),
     )
 
 

@@ -69,13 +69,27 @@ def best_summary(storage: BaseStorage, run_id: int, objective: Any = None) -> di
     if not ok:
         return None
     best = min(ok, key=lambda r: (r.value, r.request_id))
-    return {
+    out = {
         "config": best.config,
         "value": _user_value(objective, best),
         "metrics": dict(best.metrics or {}),
         "evaluations": len(unique),
         "technique": best.technique,
     }
+    require = _run_require(storage, run_id)
+    if require:  # the best of a narrowed space: whoever reads the report later must know it was narrowed
+        out["require"] = require
+    return out
+
+
+def _run_require(storage: BaseStorage, run_id: int) -> list[str]:
+    """The run's ``--require`` expressions, from the settings stored with it ([] for none, or an older run)."""
+    record = next((r for r in storage.list_runs() if int(r.id) == int(run_id)), None)
+    try:
+        settings = json.loads(record.settings_json or "{}") if record is not None else {}
+    except (TypeError, ValueError):
+        return []
+    return list(settings.get("require") or [])
 
 
 def write_report(storage: BaseStorage, run_id: int, directory: str, *, objective: Any = None) -> list[str]:

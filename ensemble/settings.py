@@ -57,6 +57,8 @@ class RunSettings:
     heartbeat_timeout: float = 30.0
     batch: int = 1
     technique_options: dict[str, Any] = field(default_factory=dict)
+    #: constraints added to the app's space for this run only (``--require EXPR``), e.g. ``["x >= 2"]``
+    require: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.validate()
@@ -85,6 +87,13 @@ class RunSettings:
                 raise SettingsError(f"{name}={getattr(self, name)!r}: must be a number of seconds > 0")
         if self.target is not None and math.isnan(self.target):
             raise SettingsError("target=nan: give a number, e.g. --target 0.5")
+        if isinstance(self.require, str) or not all(isinstance(e, str) for e in self.require):
+            raise SettingsError(
+                f"require={self.require!r}: give a list of expressions, e.g. require=['x >= 2'] "
+                "(--require EXPR, repeatable)"
+            )
+        if any(not e.strip() for e in self.require):
+            raise SettingsError(f"require={self.require!r}: an expression is empty; leave it out")
         if not isinstance(self.database, str) or not self.database:
             raise SettingsError(
                 f"database={self.database!r}: give a SQLAlchemy URL such as sqlite:///tuning.db"

@@ -32,6 +32,7 @@ The phases, in order:
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import json
 import logging
@@ -134,24 +135,42 @@ class RunSession:
         ``default_trial_limit`` applies when no ``--trial-limit`` was given.
         """
         self._preflight()
-        space = self.app.space()
-        if not list(getattr(space, "params", [])):
+        app_space = self.app.space()
+        if not list(getattr(app_space, "params", [])):
             raise SpaceError("space(): the search space has no parameters; add some with SearchSpace().add(...)")
-        space.sample(np.random.default_rng(self.settings.seed), 1)   # InfeasibleSpaceError names the reason
+        space = _narrowed(app_space, self.settings.require)
+        try:
+            space.sample(np.random.default_rng(self.settings.seed), 1)   # InfeasibleSpaceError names the reason
+        except SpaceError as exc:
+            if not self.settings.require:
+                raise
+            raise ConfigurationError(f"{_require_flags(self.settings.require)}: {exc}; loosen or drop a "
+                                     f"--require") from exc
         self.space = space
         self.objective = self.app.objective()
-        seeds = list(self.app.seed_configurations() or []) + load_seed_files(list(self.settings.seed_configurations))
+        app_seeds = list(self.app.seed_configurations() or [])
+        seeds = app_seeds + load_seed_files(list(self.settings.seed_configurations))
+        kept = []
         for i, seed in enumerate(seeds):
             if not isinstance(seed, dict):
                 raise ConfigurationError(f"seed configuration #{i} is {type(seed).__name__}; give a dict")
             try:
-                space.check(seed)
+                app_space.check(seed)
             except ConfigurationError as exc:  # say which seed, and where seeds come from, before the space's words
                 raise ConfigurationError(
                     f"seed configuration #{i} is not a configuration of this space: {exc}. Fix it where the seeds "
                     f"come from (the app's seed_configurations(), tune(seed_configurations=...) or a seed file); "
                     f"a space that gained a parameter needs it in every seed") from exc
-        self.seeds = [dict(s) for s in seeds]
+            outside = [] if space is app_space else space.violated(seed)
+            if outside and i >= len(app_seeds):  # the user's own seed file and --require disagree: say so
+                raise ConfigurationError(f"seed configuration #{i} (a seed file) is outside {', '.join(outside)}; "
+                                         f"drop the seed file or the --require")
+            if outside:  # the app's defaults: a run that excludes them goes on without them
+                _log.warning("seed configuration #%d %s is outside %s: left out", i,
+                             json.dumps(seed, sort_keys=True, default=str), ", ".join(outside))
+                continue
+            kept.append(dict(seed))
+        self.seeds = kept
         if self._given_technique is None:
             from ensemble import registry
 
@@ -365,6 +384,26 @@ def run_app(app: Any, settings: RunSettings, *, app_ref: str | None = None, app_
 
 def _is_memory_url(url: str) -> bool:
     return url.split(":", 1)[0].lower() == "memory"
+
+
+def _require_flags(exprs: list[str]) -> str:
+    return " ".join(f"--require {e!r}" for e in exprs)
+
+
+def _narrowed(space: SearchSpace, exprs: list[str]) -> SearchSpace:
+    """``space`` with each ``--require`` expression added, in a copy (the app may hand out one object for good).
+
+    An expression the space cannot take (an unknown name, a syntax error) raises ConfigurationError naming it.
+    """
+    if not exprs:
+        return space
+    out = copy.deepcopy(space)
+    for e in exprs:
+        try:
+            out.require(e, name=f"--require {e!r}")
+        except EnsembleError as exc:
+            raise ConfigurationError(f"--require {e!r}: {exc}") from exc
+    return out
 
 
 def _find_or_create_run(storage: BaseStorage, settings: RunSettings, *, app_ref: str, space: SearchSpace,
