@@ -337,7 +337,7 @@ class PowerOfTwoParameter(NumericParameter):
         return [PowerOfTwo(iname, self.min_value, self.max_value)]
 
     def _internal_value(self, value: Any, iname: str) -> dict[str, Any]:
-        return {iname: self._clip(2 ** int(round(math.log2(max(1, value)))))}
+        return {iname: self._clip(2 ** round(math.log2(max(1, value))))}
 
 
 class ComplexParameter(Parameter):
