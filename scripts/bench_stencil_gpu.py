@@ -118,13 +118,14 @@ TECHNIQUES = ["default", "GA"]
 
 def _tune(app: Any, seeds: list[dict[str, Any]], budget: int, parallelism: int, name: str, tmp: str,
           seed: int, where: dict[str, str] | None = None,
-          techniques: list[str] | None = None) -> tuple[dict[str, Any] | None, str]:
+          techniques: list[str] | None = None, require: list[str] | None = None) -> tuple[dict[str, Any] | None, str]:
     """Best configuration after ``budget`` unique evaluations.
 
     Tries ``ensemble.tune`` with each of ``techniques`` (default TECHNIQUES) in turn (a technique that
     does not load is skipped), then falls back to seeded random sampling.
     ``where``, when given, receives the database and run name of the search
     that answered (for ``_top_configs``); it stays empty after the fallback.
+    ``require``: ``--require`` expressions, for the search and the fallback alike.
     """
     from ensemble.errors import ConfigurationError
     from ensemble.tune import tune
@@ -133,7 +134,8 @@ def _tune(app: Any, seeds: list[dict[str, Any]], budget: int, parallelism: int, 
     for tech in techniques or TECHNIQUES:
         try:
             res = tune(app, test_limit=budget, parallelism=parallelism, database=f"sqlite:///{tmp}/{name}-{tech}.db",
-                       run_name=f"{name}-{tech}", seed=seed, seed_configurations=seeds, technique=tech, quiet=True)
+                       run_name=f"{name}-{tech}", seed=seed, seed_configurations=seeds, technique=tech, quiet=True,
+                       require=list(require or []))
             if res.best_config is not None:
                 if where is not None:
                     where.update(database=f"sqlite:///{tmp}/{name}-{tech}.db", run=f"{name}-{tech}")
@@ -147,7 +149,7 @@ def _tune(app: Any, seeds: list[dict[str, Any]], budget: int, parallelism: int, 
     from concurrent.futures import ThreadPoolExecutor
 
     rng = np.random.default_rng(seed)
-    configs = seeds + app.space().sample(rng, max(0, budget - len(seeds)))
+    configs = seeds + app.space().narrowed(require or []).sample(rng, max(0, budget - len(seeds)))
     runner = app.runner()
     with ThreadPoolExecutor(parallelism) as pool:
         builds = list(pool.map(runner.build, configs))
@@ -340,22 +342,19 @@ def _app(**kw: Any) -> Any:
 
 
 def _required(app: Any, exprs: list[str]) -> Any:
-    """The app's space with each ``--require`` expression added, which ``app.space()`` then returns.
+    """The app's space narrowed by ``--require`` (``SearchSpace.narrowed``), for the seeds and the checks here;
+    the searches get the same expressions through ``tune(require=...)``.
 
     Why: a paired run compares a space with and without one of its parameters (session 28: ``l2pf == 0``
     while ``l2pf`` was in the default space), or narrows it otherwise (``sd == 'z'``), without editing the app.
-    A name the space does not have stops the run here, naming the expression, instead of failing every trial.
+    A bad expression stops the run here, naming it, instead of failing every search.
     """
-    space = app.space()
-    if not exprs:
-        return space
-    for e in exprs:
-        try:
-            space.require(e, name=f"--require {e}")
-        except Exception as exc:  # noqa: BLE001 - the expression is the user's: name it and stop
-            raise SystemExit(f"bench_stencil_gpu: --require {e!r}: {exc}") from None
-    app.space = lambda: space  # seeds, the search and the records all see the narrowed space
-    return space
+    from ensemble.errors import ConfigurationError
+
+    try:
+        return app.space().narrowed(exprs)
+    except ConfigurationError as exc:
+        raise SystemExit(f"bench_stencil_gpu: {exc}") from None
 
 
 def _pct(row: dict[str, Any]) -> float | None:
@@ -491,7 +490,7 @@ def part_cuda(args: argparse.Namespace, report: dict[str, Any]) -> None:
                 seeds = [c for c in _cuda_seeds(st, merge=args.merge_seed, more=args.more_seeds, opt_in=args.opt_in)
                          if space.is_valid(c)]  # --require may leave some out
                 best_cfg, how = _tune(app, seeds, args.budget, args.parallelism, f"{name}-s{seed}", tmp,
-                                      seed, where, args.technique)
+                                      seed, where, args.technique, args.require)
                 conf = None
                 if best_cfg and args.confirm > 0:
                     cands = (_top_configs(where["database"], where["run"], args.confirm) if where else []) or [best_cfg]

@@ -32,7 +32,6 @@ The phases, in order:
 
 from __future__ import annotations
 
-import copy
 import datetime as _dt
 import json
 import logging
@@ -138,7 +137,7 @@ class RunSession:
         app_space = self.app.space()
         if not list(getattr(app_space, "params", [])):
             raise SpaceError("space(): the search space has no parameters; add some with SearchSpace().add(...)")
-        space = _narrowed(app_space, self.settings.require)
+        space = app_space.narrowed(self.settings.require)  # a copy, only when --require gives expressions
         try:
             space.sample(np.random.default_rng(self.settings.seed), 1)   # InfeasibleSpaceError names the reason
         except SpaceError as exc:
@@ -388,22 +387,6 @@ def _is_memory_url(url: str) -> bool:
 
 def _require_flags(exprs: list[str]) -> str:
     return " ".join(f"--require {e!r}" for e in exprs)
-
-
-def _narrowed(space: SearchSpace, exprs: list[str]) -> SearchSpace:
-    """``space`` with each ``--require`` expression added, in a copy (the app may hand out one object for good).
-
-    An expression the space cannot take (an unknown name, a syntax error) raises ConfigurationError naming it.
-    """
-    if not exprs:
-        return space
-    out = copy.deepcopy(space)
-    for e in exprs:
-        try:
-            out.require(e, name=f"--require {e!r}")
-        except EnsembleError as exc:
-            raise ConfigurationError(f"--require {e!r}: {exc}") from exc
-    return out
 
 
 def _find_or_create_run(storage: BaseStorage, settings: RunSettings, *, app_ref: str, space: SearchSpace,

@@ -10,6 +10,7 @@ public surface and caches that analysis until the space changes.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import itertools
 import logging
@@ -97,6 +98,23 @@ class SearchSpace:
         )
         self._components = None
         return self
+
+    def narrowed(self, exprs: Sequence[str]) -> SearchSpace:
+        """A copy with each expression of ``exprs`` added as a constraint labelled ``--require EXPR``.
+
+        Why a copy: ``--require`` narrows one run, and an app may hand out the same space object every
+        time. An expression the space cannot take (an unknown name, a syntax error) raises ConfigurationError
+        naming it and the flag. No expressions: ``self`` itself.
+        """
+        if not exprs:
+            return self
+        out = copy.deepcopy(self)
+        for e in exprs:
+            try:
+                out.require(e, name=f"--require {e!r}")
+            except SpaceError as exc:
+                raise ConfigurationError(f"--require {e!r}: {exc}") from exc
+        return out
 
     def restrict_to(
         self,

@@ -121,3 +121,11 @@ def test_settings_refuse_a_requirement_that_is_not_a_list_of_expressions() -> No
         RunSettings(require="x >= 2")  # type: ignore[arg-type]
     with pytest.raises(SettingsError, match=r"require.*empty"):
         RunSettings(require=["x >= 2", " "])
+
+
+def test_narrowed_is_a_copy_and_no_expressions_change_nothing() -> None:
+    space = SearchSpace().add(Integer("x", 0, 9))
+    assert space.narrowed([]) is space
+    narrow = space.narrowed(["x % 3 == 0"])
+    assert narrow is not space and narrow.count_valid() == 4 and space.count_valid() == 10
+    assert narrow.violated({"x": 1}) == ["--require 'x % 3 == 0'"]
