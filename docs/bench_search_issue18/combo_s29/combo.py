@@ -94,3 +94,16 @@ class Late(_WithTPE):
             return self._model
         self._lead_picks += 1
         return self._tpe if self._lead_picks % 2 == 0 else self._model
+
+
+class DuelMinGood(Duel):
+    """``Duel``, with TPE in the duel only once its good set holds at least 5 points (rule.md, second part)."""
+
+    name: ClassVar[str] = "default-duel-tpe-min5"
+
+    def _gp_initial_done(self) -> bool:
+        import math
+
+        tpe = self.arms[self._tpe]
+        n = len(getattr(self.arms[self._model], "_obs", {}))
+        return super()._gp_initial_done() and math.ceil(tpe.gamma * n) >= 5
