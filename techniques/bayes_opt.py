@@ -358,6 +358,16 @@ class BayesOpt(BaseTechnique):
     def done(self) -> bool:
         return self.retired is not None or super().done
 
+    @property
+    def initial_design_done(self) -> bool:
+        """Whether the initial design's results (own or other techniques') are in.
+
+        Why public: a partner that shares the lead with this model
+        (``DefaultEnsemble(partner=...)``) starts only once the design that
+        the model's first fit needs has been measured.
+        """
+        return len(self._obs) >= int(getattr(self, "_n_init", 0))
+
     def _charge_evaluation(self, trial: Trial) -> None:
         if trial.cost is not None and not trial.duplicate and math.isfinite(trial.cost):
             self.evaluation_seconds += max(float(trial.cost), 0.0)

@@ -76,3 +76,102 @@ def test_fill_is_off_by_default_and_an_option() -> None:
     assert create_technique("default", seed=0).fill is None
     on = create_technique("default", seed=0, fill="NormalGreedyMutation")
     assert on.fill is not None and on.fill.name == "NormalGreedyMutation"
+
+
+# -- a partner in the lead (option partner, off by default; docs/TECHNIQUES.md "TPE as a partner in the lead") --
+
+def _discrete_space() -> SearchSpace:
+    return SearchSpace().add(Integer("a", 0, 30), Integer("b", 0, 20), Enum("c", ["x", "y", "z"]))
+
+
+def _bowl(c: dict) -> float:
+    return (c["a"] - 7) ** 2 + abs(c["b"] - 3) + (c["c"] != "y")
+
+
+def test_no_partner_by_default() -> None:
+    t = create_technique("default", seed=1)
+    t.bind(_discrete_space(), budget=40, rng=np.random.default_rng(1))
+    assert t.labels == list(DEFAULT_ARMS)
+    assert "partner" not in t.state_dict()
+
+
+def test_the_partner_shares_the_lead_after_the_models_design() -> None:
+    """With partner="TPE" on a discrete space only the two leaders propose, the GP alone during its design."""
+    t = create_technique("default", seed=4, partner="TPE")
+    log = run_technique(t, _discrete_space(), _bowl, budget=80, seed=4)
+    assert t.state_dict()["partner"] == "TPE"
+    who = [tr.technique for tr in log.trials]
+    design = t.arms[t.labels.index("BayesOpt")]._n_init
+    assert set(who[:design]) == {"BayesOpt"}                  # the model's initial design first
+    assert set(who) == {"BayesOpt", "TPE"}                     # then both lead, nobody else
+    assert len({tr.config_hash for tr in log.trials}) == 80
+    assert log.best_value == 0.0
+
+
+def test_the_partner_sits_out_where_the_model_does_not_lead() -> None:
+    mixed = SearchSpace().add(Float("x", -1.0, 1.0), Integer("k", 0, 9))
+    t = create_technique("default", seed=5, partner="TPE")
+    log = run_technique(t, mixed, lambda c: c["x"] ** 2 + c["k"], budget=80, seed=5)
+    assert "TPE" not in {tr.technique for tr in log.trials}
+    forced = create_technique("default", seed=6, partner="TPE", model_led=False)
+    log = run_technique(forced, _discrete_space(), _bowl, budget=60, seed=6)
+    assert "TPE" not in {tr.technique for tr in log.trials}
+
+
+def test_the_partner_steps_aside_when_the_model_retires() -> None:
+    """A retired model hands the lead to the population arms, as without a partner (cheap objectives)."""
+    t = create_technique("default", seed=7, partner="TPE")
+    t.bind(_discrete_space(), budget=100, rng=np.random.default_rng(7))
+    model = t.arms[t.labels.index("BayesOpt")]
+    model.retired = "test: compute share exceeded"
+    proposed = t.propose(12)
+    picked = {t.labels[t._owner[t.hash(c)][0]] for c in proposed}
+    assert proposed and picked <= {"DifferentialEvolution", "GA"}
+
+
+def test_resume_replays_the_same_duel() -> None:
+    live = create_technique("default", seed=3, partner="TPE")
+    log = run_technique(live, _discrete_space(), _bowl, budget=70, seed=3)
+    fresh = create_technique("default", seed=3, partner="TPE")
+    fresh.bind(_discrete_space(), budget=70, rng=np.random.default_rng(99))
+    fresh.restore(log.trials)
+    assert list(fresh.auc.history) == list(live.auc.history)
+    assert fresh.state_dict()["uses"] == live.state_dict()["uses"]
+
+
+def test_a_bad_partner_is_named() -> None:
+    import pytest
+
+    from ensemble.errors import TechniqueError
+
+    with pytest.raises(TechniqueError, match="partner must be a technique name"):
+        DefaultEnsemble(partner=3)
+    with pytest.raises(TechniqueError, match="unknown technique"):
+        DefaultEnsemble(partner="NoSuchTechnique")
+
+
+def test_with_a_partner_the_conformance_rules_hold() -> None:
+    """The shared conformance rules (tests/techniques/test_conformance.py) on a discrete constrained space
+    with failures, where the partner leads: valid proposals, batches and budget respected, one seed one run."""
+    import hashlib
+    import json
+    import math
+
+    def space() -> SearchSpace:
+        s = SearchSpace().add(Integer("wx", 1, 16), Integer("wy", 1, 16), Enum("m", ["g", "l", "i"]))
+        s.require("wx * wy <= 96")
+        return s
+
+    def objective(c: dict) -> float:
+        h = int(hashlib.sha256(json.dumps(c, sort_keys=True).encode()).hexdigest()[:8], 16)
+        return math.inf if h % 100 < 30 else abs(c["wx"] - 6) + abs(c["wy"] - 9) + (c["m"] != "l")
+
+    for batch in (1, 5):
+        runs = [run_technique(create_technique("default", partner="TPE"), space(), objective, budget=70, seed=8,
+                              batch=batch) for _ in range(2)]
+        log = runs[0]
+        assert all(space().is_valid(c) for c in log.proposals)
+        assert max(log.batch_sizes) <= batch
+        assert len({tr.config_hash for tr in log.trials if not tr.duplicate}) <= 70
+        assert "TPE" in {tr.technique for tr in log.trials}
+        assert log.hashes == runs[1].hashes
