@@ -413,6 +413,7 @@ def _find_or_create_run(storage: BaseStorage, settings: RunSettings, *, app_ref:
                 f"run_name={name!r} already exists in {settings.database} with {what}; add --resume "
                 "to continue it, or give a new --run-name"
             )
+        _same_require_on_resume(record, settings, name)
         if record.space_hash != space_hash:
             _log.warning("run %r was made with a different space; old configurations outside the "
                          "new space are ignored by the technique", name)
@@ -452,6 +453,31 @@ def failure_reasons(rows: Any, top: int = 5) -> list[tuple[str, int]]:
 
 class RunNotFoundError(ConfigurationError):
     """``--resume`` names a run (or a database) that does not hold it."""
+
+
+def _same_require_on_resume(record: Any, settings: RunSettings, name: str) -> None:
+    """Refuse ``--resume`` with other ``--require`` expressions than the run was made with.
+
+    Why refuse rather than warn (as for an app whose space changed): the
+    expressions are stored with the run and the report prints them beside the
+    best configuration, which must satisfy them; a run continued under other
+    expressions would have trials, a best and a report that disagree.  The
+    fix is one of two commands, and the message names both.
+    """
+    try:
+        stored = list(json.loads(record.settings_json or "{}").get("require") or [])
+    except (TypeError, ValueError, AttributeError):
+        return
+    given = list(settings.require or [])
+    if stored != given:
+        def show(exprs: list[str]) -> str:
+            return " ".join(f"--require {e!r}" for e in exprs) if exprs else "no --require"
+
+        raise SettingsError(
+            f"--resume --run-name {name!r}: the run was made with {show(stored)}, this command gives "
+            f"{show(given)}; resume with the same expressions, or start a new run (another --run-name) "
+            "to search the other space"
+        )
 
 
 def _runs_there(storage: BaseStorage) -> str:

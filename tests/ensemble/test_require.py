@@ -129,3 +129,21 @@ def test_narrowed_is_a_copy_and_no_expressions_change_nothing() -> None:
     narrow = space.narrowed(["x % 3 == 0"])
     assert narrow is not space and narrow.count_valid() == 4 and space.count_valid() == 10
     assert narrow.violated({"x": 1}) == ["--require 'x % 3 == 0'"]
+
+
+def test_resume_with_other_expressions_is_refused_naming_both_fixes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The stored expressions, the trials and the report must agree, so a resume must keep them."""
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    ensemble.tune(Bowl(), database=db, run_name="r", test_limit=8, seed=1, require=["x >= 2"])
+    for other in (["x >= 5"], []):
+        with pytest.raises(SettingsError, match=r"made with --require 'x >= 2'.*resume with the same expressions, "
+                                                 r"or start a new run"):
+            ensemble.tune(Bowl(), database=db, run_name="r", test_limit=16, seed=1, require=other, resume=True)
+    assert len(_trials(db, "r")) == 8  # nothing was measured by the refused commands
+    res = ensemble.tune(Bowl(), database=db, run_name="r", test_limit=16, seed=1, require=["x >= 2"], resume=True)
+    configs = _trials(db, "r")
+    assert len(configs) == 16 and all(c["x"] >= 2 for c in configs) and res.best_config["x"] >= 2
+    # a run made without expressions cannot be resumed with some either
+    ensemble.tune(Bowl(), database=db, run_name="plain", test_limit=4, seed=1)
+    with pytest.raises(SettingsError, match=r"made with no --require, this command gives --require 'x >= 5'"):
+        ensemble.tune(Bowl(), database=db, run_name="plain", test_limit=8, seed=1, require=["x >= 5"], resume=True)
