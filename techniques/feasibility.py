@@ -35,6 +35,12 @@ docs/TECHNIQUES.md "Learning where configurations fail"):
 * ``"forest"``: scikit-learn's random forest classifier (Breiman 2001), 64
   trees, refitted from scratch on every query after new data (seeded from the
   number of observations, so it too is a function of the observations);
+* ``"calibrated"``: the forest, its votes mapped to probabilities by Platt
+  scaling (Platt 1999) fitted on its own out-of-bag votes, refitted with it.
+  Why: a forest's votes are not probabilities (Niculescu-Mizil & Caruana,
+  ICML 2005); replayed searches showed that the late picks the forest gave
+  0.5-0.6 failed 64-71 % of the time (docs/TECHNIQUES.md, "Calibrating the
+  failure forest");
 * ``"gp"``: scikit-learn's Laplace-approximation GP classifier (Rasmussen &
   Williams 2006, sec. 3.4), the costliest (O(n^3) per fit).
 
@@ -46,6 +52,7 @@ rejects below a threshold still explores the unknown.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -59,7 +66,7 @@ __all__ = ["FAILURE_STATES", "KINDS", "FeasibilityModel", "accept"]
 #: the states a failed trial carries (ensemble.result.TrialState): all count as failures by default
 FAILURE_STATES: tuple[str, ...] = ("FAILED", "TIMEOUT", "INVALID")
 #: the classifier kinds
-KINDS: tuple[str, ...] = ("kernel", "forest", "gp")
+KINDS: tuple[str, ...] = ("kernel", "forest", "calibrated", "gp")
 
 
 def _state(trial_state: Any) -> str:
@@ -103,6 +110,7 @@ class FeasibilityModel:
         self.counts: dict[str, int] = {}
         self._fitted_at = -1
         self._clf: Any = None
+        self._platt: Any = None  # "calibrated": the vote -> probability map (Platt scaling), per fit
         #: the GP classifier's fit and predictions on one BLAS thread (small matrices; OneBlasThread)
         self._one_blas_thread = OneBlasThread()
         self._pool: np.ndarray | None = None
@@ -194,7 +202,7 @@ class FeasibilityModel:
         it exactly (measured in docs/TECHNIQUES.md).  Up to 12 coordinates
         (66 pairs); beyond, the indices alone.
         """
-        if self.kind != "forest":
+        if self.kind not in ("forest", "calibrated"):
             return X
         idx = X * self._inv_width
         if self.dims < 2 or self.dims > 12:
@@ -221,12 +229,18 @@ class FeasibilityModel:
         m = self._checkpoint()
         if self._fitted_at != m:
             D, y = self._features(self._X[:m]), self._y[:m]
+            self._platt = None
             if y.min() == y.max():
                 self._clf = float(y[0])
-            elif self.kind == "forest":
+            elif self.kind in ("forest", "calibrated"):
                 from sklearn.ensemble import RandomForestClassifier
 
-                self._clf = RandomForestClassifier(n_estimators=self.trees, random_state=m, n_jobs=1).fit(D, y)
+                calibrate = self.kind == "calibrated"
+                with warnings.catch_warnings():  # a few observations may have no out-of-bag vote: left out
+                    warnings.filterwarnings("ignore", message=".*OOB.*|.*out-of-bag.*")
+                    self._clf = RandomForestClassifier(n_estimators=self.trees, random_state=m, n_jobs=1,
+                                                       oob_score=calibrate).fit(D, y)
+                self._platt = self._fit_platt(self._clf, y) if calibrate else None
             else:
                 from sklearn.gaussian_process import GaussianProcessClassifier
                 from sklearn.gaussian_process.kernels import Matern
@@ -241,8 +255,25 @@ class FeasibilityModel:
         else:
             with self._one_blas_thread():
                 p = self._clf.predict_proba(self._features(X))[:, list(self._clf.classes_).index(1.0)]
+            if self._platt is not None:
+                p = self._platt.predict_proba(_logit(p)[:, None])[:, 1]
         # shrink towards the prior by one pseudo-observation, as the kernel rule does: never exactly 0
         return np.clip(p, 0.0, 1.0) * (m / (m + 1.0)) + self.prior() / (m + 1.0)
+
+    @staticmethod
+    def _fit_platt(forest: Any, y: np.ndarray) -> Any:
+        """Platt's map from the forest's vote to P(success), fitted on its out-of-bag votes (None: too few).
+
+        Out-of-bag votes are the forest's answers on data it did not train on,
+        so the map corrects the votes the search will see on new candidates.
+        """
+        from sklearn.linear_model import LogisticRegression
+
+        oob = forest.oob_decision_function_[:, list(forest.classes_).index(1.0)]
+        ok = np.isfinite(oob)
+        if ok.sum() < 20 or len(set(y[ok].tolist())) < 2:
+            return None
+        return LogisticRegression(C=1e4).fit(_logit(oob[ok])[:, None], y[ok])
 
     # -- a fixed candidate pool, updated incrementally ------------------------
     def set_pool(self, P: np.ndarray) -> None:
@@ -277,6 +308,12 @@ class FeasibilityModel:
         return {"kind": self.kind, "observations": self._n, "failures": self.failures,
                 "counts": dict(sorted(self.counts.items())),
                 "prior": round(self.prior(), 4) if self._n else None}
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    """log(p / (1 - p)) with p kept in [0.01, 0.99] (a vote of 0 or 1 is not certainty)."""
+    p = np.clip(np.asarray(p, dtype=float), 0.01, 0.99)
+    return np.log(p / (1.0 - p))
 
 
 def accept(p: float, threshold: float, floor: float, u: float) -> bool:
