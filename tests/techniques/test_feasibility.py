@@ -176,7 +176,7 @@ def test_no_failure_no_change() -> None:
 
 def _product_space() -> tuple[SearchSpace, list[dict], Any]:
     space = SearchSpace(Integer("x", 0, 29), Integer("y", 0, 29), Integer("z", 0, 29))
-    pts = [dict(x=x, y=y, z=z) for x in range(30) for y in range(30) for z in range(0, 30, 3)]
+    pts = [{"x": x, "y": y, "z": z} for x in range(30) for y in range(30) for z in range(0, 30, 3)]
 
     def ok(c: dict) -> bool:  # a product constraint (threads x points) and a residue rule (padding)
         return c["x"] * c["y"] <= 200 and c["z"] % 4 != 1
