@@ -23,17 +23,18 @@ unknown.  A technique that should not avoid "wrong output" (INVALID) regions,
 because the output check is what it is tuning, passes
 ``states=("FAILED", "TIMEOUT")``.
 
-Three classifiers, chosen by measurement (``scripts/bench_feasibility.py``,
-docs/TECHNIQUES.md "Learning where configurations fail"):
+Four classifiers, chosen among by measurement (``scripts/bench_feasibility.py``,
+docs/TECHNIQUES.md "Learning where configurations fail"; the techniques learn
+the kind ``techniques.base.DEFAULT_FEASIBILITY`` names):
 
-* ``"kernel"`` (the default): a Nadaraya-Watson vote of the observations
+* ``"kernel"`` (this class's default kind): a Nadaraya-Watson vote of the observations
   with a Gaussian kernel one value step wide per parameter, shrunk towards
   the run's overall success rate by one pseudo-observation.  It is
   incremental (one O(N d) update of a candidate pool per result), so the
   Bayesian optimizer can weigh 20 000 candidates at every step for the cost
   of one distance row;
-* ``"forest"``: scikit-learn's random forest classifier (Breiman 2001), 64
-  trees, refitted from scratch on every query after new data (seeded from the
+* ``"forest"``: scikit-learn's random forest classifier (Breiman 2001), 32
+  trees (``trees``), refitted from scratch on every query after new data (seeded from the
   number of observations, so it too is a function of the observations);
 * ``"calibrated"``: the forest, its votes mapped to probabilities by Platt
   scaling (Platt 1999) fitted on its own out-of-bag votes, refitted with it.
@@ -78,7 +79,7 @@ class FeasibilityModel:
 
     ``steps``: the kernel's width per unit-cube dimension (one value step of
     each parameter; :meth:`for_space` computes it), ``kind``: "kernel",
-    "forest" or "gp", ``states``: the failure states that count as
+    "forest", "calibrated" or "gp", ``states``: the failure states that count as
     infeasible (others are kept but ignored by the classifier).
     """
 
