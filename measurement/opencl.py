@@ -235,7 +235,7 @@ class OpenCLBackend:
             statistic: str = "median") -> Result:
         """Launch, time and check one kernel; returns a typed ``Result`` (time in seconds)."""
         cl = self._cl
-        kernel = getattr(program, kernel_name)
+        kernel = cl.Kernel(program, kernel_name)  # one explicit kernel object per run (attribute access warns)
         metrics: dict[str, float] = {}
         if local_size is not None:
             wg = int(np.prod(local_size))

@@ -148,8 +148,11 @@ class OpenCLStencilRunner(_Base):
             arr = np.ascontiguousarray(self.data[a], np.float32)
             flat = arr.reshape(arr.shape[0] * arr.shape[1], arr.shape[2])
             flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
-            out[a] = cl.Image(self.backend.context, flags, fmt,  # type: ignore[arg-type]
-                              shape=(flat.shape[1], flat.shape[0]), hostbuf=flat)
+            # create_image: the constructor of current PyOpenCL (calling Image() directly is deprecated "to
+            # stop working in 2026"); Image() where a release has no create_image
+            make = getattr(cl, "create_image", None) or cl.Image
+            out[a] = make(self.backend.context, flags, fmt,  # type: ignore[arg-type]
+                          shape=(flat.shape[1], flat.shape[0]), hostbuf=flat)
         return out
 
     def measure(self, built: Any) -> Result:
