@@ -29,7 +29,7 @@ A partner in the lead (option ``partner``, off by default): a second
 model-led technique, for example ``partner="TPE"`` (:mod:`techniques.tpe`),
 with which the GP shares the lead after its initial design, the AUC
 bandit's own rule (credit = a new best) choosing pick by pick which of the
-two proposes.  With TPE it scored 0.582 against 0.554 (file mode) and 0.748
+two proposes.  With TPE it scored 0.582 against 0.555 (file mode) and 0.748
 against 0.714 (grid mode) at 25 seeds on the five replay spaces, and failed
 less on four of them, but lost 0.12-0.20 on the space with the smallest
 budget (37 and 87 evaluations) and failed 2.3 points more often on one

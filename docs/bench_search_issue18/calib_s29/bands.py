@@ -2,27 +2,13 @@
 
     PYTHONPATH=. python docs/bench_search_issue18/calib_s29/bands.py convolution_A100 1000
 """
-import math, collections, sys
+import sys
 import numpy as np
-from apps.replay import load_space
-from scripts.bench_search import Methodology, _ReplayFunction, _stall_guard
-from ensemble.driver import RunSession
-from ensemble.settings import RunSettings
-from ensemble.storage import open_storage
-from ensemble.registry import create_technique
+from docs.bench_search_issue18.calib_s29.replay_run import load, run
 from techniques.feasibility import FeasibilityModel
 sp = sys.argv[1]; seed = int(sys.argv[2])
-space = load_space(f"../shared/data/spaces/{sp}.json.gz")
-m = Methodology(space.scalars("grid"))
-app = _ReplayFunction(space, "grid")
-tech = create_technique("default", seed=seed)
-_stall_guard(tech, app.space(), 2000)
-st = open_storage("memory://")
-s = RunSession(app, RunSettings(database="memory://", test_limit=m.budget, seed=seed, quiet=True, run_name="x"),
-               app_ref="x", technique=tech, storage=st)
-s.run()
-rows = [r for r in st.trials(s.run_id) if not r.duplicate]
-ss = app.space()
+space = load(sp)
+rows, ss, m = run(space, "grid", seed)
 fm = FeasibilityModel.for_space(ss, kind="forest")
 ps = []
 for k, r in enumerate(rows):

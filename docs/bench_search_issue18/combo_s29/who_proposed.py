@@ -3,37 +3,26 @@
     python -m docs.bench_search_issue18.combo_s29.who_proposed [--seeds 1000,1001,1002]
 
 Runs the same harness as scripts/bench_search.py (RunSession on memory://, the space's budget) and counts the
-unique evaluations by the technique that proposed them, before and after the GP's initial design.
+unique evaluations by the technique that proposed them (the model's retirement off, as in bench_search).
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
-import math
 import sys
 from pathlib import Path
 
-from apps.replay import load_space
-from scripts.bench_search import DEFAULT_SPACES, Methodology, _ReplayFunction, _stall_guard
+from docs.bench_search_issue18.calib_s29.replay_run import run
+from scripts.bench_search import DEFAULT_SPACES
 
 
 def who(space_path: str, seed: int) -> collections.Counter:
-    from ensemble.driver import RunSession
-    from ensemble.settings import RunSettings
-    from ensemble.storage import open_storage
+    from apps.replay import load_space
     from techniques.default import DefaultEnsemble
 
-    space = load_space(space_path)
-    m = Methodology(space.scalars("file"))
-    app = _ReplayFunction(space, "file")
-    tech = DefaultEnsemble(seed=seed, partner="TPE")
-    _stall_guard(tech, app.space(), 2000)
-    settings = RunSettings(database="memory://", test_limit=m.budget, seed=seed, quiet=True, run_name="who")
-    store = open_storage("memory://")
-    session = RunSession(app, settings, app_ref="who", technique=tech, storage=store)
-    session.run()
-    return collections.Counter(r.technique for r in store.trials(session.run_id) if not r.duplicate)
+    rows, _, _ = run(load_space(space_path), "file", seed, DefaultEnsemble(seed=seed, partner="TPE"))
+    return collections.Counter(r.technique for r in rows)
 
 
 def main() -> None:
