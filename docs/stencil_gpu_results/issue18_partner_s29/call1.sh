@@ -10,7 +10,8 @@ set -u
 OUT=${OUT:-out-gpu}
 W=docs/stencil_gpu_results/issue17_h100_full/run_watch.sh
 E=$(( $(date +%s) + ${SEARCH_S:-440} ))
-tpe=docs.stencil_gpu_results.issue18_partner_s29.arms:WithTPE
+# ARM: the new arm's technique (session 29: WithTPE; session 30: ...issue18_combo_s30.arms:PartnerCalibrated)
+tpe=${ARM:-docs.stencil_gpu_results.issue18_partner_s29.arms:WithTPE}
 new="mkdir -p \$OUT/new; OUT=\$OUT/new END=$E EXTRA='--technique $tpe' bash $W"
 old="mkdir -p \$OUT/old; OUT=\$OUT/old END=$E bash $W"
 read -r -a names <<< "${STENCILS:-j3d7pt j3d27pt}"

@@ -1,6 +1,9 @@
 """Session 29: j3d7pt and j3d27pt searched by the default (GP alone) and by the default with partner="TPE".
 
-    python3 docs/stencil_gpu_results/issue18_partner_s29/summarise.py
+    python3 docs/stencil_gpu_results/issue18_partner_s29/summarise.py [CALL_DIR NEW_LABEL OUT_JSON]
+
+(session 30 reads its own call with ``CALL_DIR`` = docs/stencil_gpu_results/issue18_combo_s30/call1, the new
+arm's label and that folder's check JSON.)
 
 call1/gpu0/new and call1/gpu1/old are j3d7pt's arms, gpu2/new and gpu3/old j3d27pt's (call1.sh); every pick of
 both arms was re-timed in one process per stencil (call1/retime_<stencil>.json). The figure of a pick is the mean
@@ -14,6 +17,7 @@ import glob
 import json
 import os
 import statistics
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ARMS = {"old": "default (GP alone)", "new": "default, partner TPE"}
@@ -22,16 +26,21 @@ ARMS = {"old": "default (GP alone)", "new": "default, partner TPE"}
 def main() -> None:
     from apps.stencil.cuda_gen import cuda_baseline
 
+    call = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "call1")
+    if len(sys.argv) > 2:
+        ARMS["new"] = sys.argv[2]
+    out_json = sys.argv[3] if len(sys.argv) > 3 else os.path.join(HERE, "partner_check.json")
+
     base = cuda_baseline()
     out = []
     for st in ("j3d7pt", "j3d27pt"):
-        with open(os.path.join(HERE, "call1", f"retime_{st}.json")) as f:
+        with open(os.path.join(call, f"retime_{st}.json")) as f:
             rt = json.load(f)
         retimed = {json.dumps({**base, **r["config"]}, sort_keys=True): (r["pass1_pct"] + r["pass2_pct"]) / 2
                    for r in rt["rows"]}
         arms: dict[str, dict[int, dict]] = {}
         for arm in ARMS:
-            pattern = os.path.join(HERE, "call1", "gpu*", arm, f"{st}_s*", "bench_stencil_cuda.json")
+            pattern = os.path.join(call, "gpu*", arm, f"{st}_s*", "bench_stencil_cuda.json")
             for p in glob.glob(pattern):
                 with open(p) as f:
                     for r in json.load(f)["cuda"]:
@@ -53,9 +62,9 @@ def main() -> None:
                   + ", ".join(f"s{r['seed']} {r['retimed_pct']:.1f}" + ("" if r["streamed"] else " (unstreamed)")
                               for r in rows) + " |")
         ahead = sum(arms["new"][s]["retimed_pct"] > arms["old"][s]["retimed_pct"] for s in seeds)
-        print(f"| {st} | partner minus alone | | {med['new'] - med['old']:+.1f} | | | partner ahead on {ahead} of "
+        print(f"| {st} | new minus old | | {med['new'] - med['old']:+.1f} | | | new ahead on {ahead} of "
               f"{len(seeds)} seeds |")
-    with open(os.path.join(HERE, "partner_check.json"), "w") as f:
+    with open(out_json, "w") as f:
         json.dump(out, f, indent=1)
 
 

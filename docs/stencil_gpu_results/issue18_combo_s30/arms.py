@@ -1,0 +1,20 @@
+"""The new arm of the session-30 GPU check: the default with TPE as its partner and the calibrated forest.
+
+Run by ``ARM=docs.stencil_gpu_results.issue18_combo_s30.arms:PartnerCalibrated bash
+docs/stencil_gpu_results/issue18_partner_s29/call1.sh`` (the rule: docs/bench_search_issue18/combo_calib_s30/rule.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from techniques.default import DefaultEnsemble
+
+
+class PartnerCalibrated(DefaultEnsemble):
+    """``DefaultEnsemble(partner="TPE", feasibility="calibrated")`` under a name of its own."""
+
+    name: ClassVar[str] = "default-tpe-calibrated"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(partner="TPE", feasibility="calibrated", **options)
