@@ -246,8 +246,13 @@ class FeasibilityModel:
                 from sklearn.gaussian_process import GaussianProcessClassifier
                 from sklearn.gaussian_process.kernels import Matern
 
+                from sklearn.exceptions import ConvergenceWarning
+
                 kernel = 1.0 * Matern(length_scale=np.full(self.dims, 0.3), nu=2.5)
-                with self._one_blas_thread():  # small matrices: 33 s -> under 5 s in its test on 2 cores
+                with self._one_blas_thread(), warnings.catch_warnings():  # small: 33 s -> under 5 s on 2 cores
+                    # classes that a boundary separates cleanly drive the amplitude to its bound: the
+                    # probabilities are then near 0 and 1, as they should be, and the warning is not the user's
+                    warnings.filterwarnings("ignore", category=ConvergenceWarning, message=".*constant_value.*")
                     self._clf = GaussianProcessClassifier(kernel=kernel, random_state=m).fit(D, y)
             self._fitted_at = m
             self._pool_p = None
