@@ -25,20 +25,21 @@ space with a continuous parameter the AUC bandit shares the trials among
 all arms, as before: there a GP over a sampled pool cannot polish an optimum
 to 1e-6, and Nelder-Mead, which can, must get trials (4-D Rosenbrock).
 
-A partner in the lead (option ``partner``, off by default): a second
-model-led technique, for example ``partner="TPE"`` (:mod:`techniques.tpe`),
-with which the GP shares the lead after its initial design, the AUC
-bandit's own rule (credit = a new best) choosing pick by pick which of the
-two proposes.  With TPE it scored 0.582 against 0.555 (file mode) and 0.748
-against 0.714 (grid mode) at 25 seeds on the five replay spaces, and failed
-less on four of them, but lost 0.12-0.20 on the space with the smallest
-budget (37 and 87 evaluations) and failed 2.3 points more often on one
-space in grid mode, which the rule written before the measurement did not
-allow; so it is an option, not the default (docs/TECHNIQUES.md, "TPE as a
-partner in the lead").
+A partner in the lead (option ``partner``, ``"TPE"`` by default since
+session 30): a second model-led technique (:mod:`techniques.tpe`) with
+which the GP shares the lead after its initial design, the AUC bandit's
+own rule (credit = a new best) choosing pick by pick which of the two
+proposes.  Together with the calibrated failure forest (below) it scored
+0.615 against 0.538 (file mode) at 25 seeds on the five replay spaces,
+PCHECK_GRID, under a rule written before the run; apart, each had failed
+one part of its rule in session 29 (docs/TECHNIQUES.md, "The partner and
+the calibrated forest together").  ``partner=None`` gives the GP the
+lead alone, as before.
 
 Failures: the ensemble learns one failure model from every trial
-(:mod:`techniques.feasibility`, a random forest) and shares it with its
+(:mod:`techniques.feasibility`, a random forest whose votes are mapped to
+probabilities by Platt scaling, ``feasibility="calibrated"``; the other
+techniques default to the plain forest) and shares it with its
 arms: BayesOpt weighs expected improvement by P(success), the population
 and simplex arms answer likely failures locally (docs/TECHNIQUES.md,
 "Learning where configurations fail").
@@ -52,8 +53,8 @@ from ensemble.errors import TechniqueError
 from ensemble.technique import Technique
 from techniques.bandit import AUCBandit
 
-__all__ = ["CONTINUOUS_ONLY", "DEFAULT_ARMS", "DEFAULT_FILL", "DEFAULT_PARTNER", "MODEL_COMPUTE_SHARE",
-           "MODEL_SPREAD_REFITS", "DefaultEnsemble"]
+__all__ = ["CONTINUOUS_ONLY", "DEFAULT_ARMS", "DEFAULT_ENSEMBLE_FEASIBILITY", "DEFAULT_FILL", "DEFAULT_PARTNER",
+           "MODEL_COMPUTE_SHARE", "MODEL_SPREAD_REFITS", "DefaultEnsemble"]
 
 #: the arms of the default ensemble (see docs/TECHNIQUES.md for the measurement)
 DEFAULT_ARMS: tuple[str, ...] = ("DifferentialEvolution", "GA", "BayesOpt", "NelderMead")
@@ -72,9 +73,13 @@ MODEL_SPREAD_REFITS: bool | str = "auto"
 #: --technique-option fill=NormalGreedyMutation
 DEFAULT_FILL: str | None = None
 #: the technique that shares the lead with the model on all-discrete spaces (None: the model leads alone).
-#: None by default: "TPE" scored higher on the replay spaces but failed one part of its rule
-#: (docs/TECHNIQUES.md, "TPE as a partner in the lead"); turn it on with --technique-option partner=TPE
-DEFAULT_PARTNER: str | None = None
+#: "TPE" since session 30, adopted together with DEFAULT_ENSEMBLE_FEASIBILITY under a rule written first
+#: (docs/TECHNIQUES.md, "The partner and the calibrated forest together"); turn it off with
+#: --technique-option partner=null
+DEFAULT_PARTNER: str | None = "TPE"
+#: the default ensemble's failure model (techniques.feasibility): the forest with Platt-scaled votes, adopted
+#: with the partner (same section); other techniques keep techniques.base.DEFAULT_FEASIBILITY
+DEFAULT_ENSEMBLE_FEASIBILITY: str | None = "calibrated"
 #: arms that only make sense when the space has a continuous (Float / LogFloat) parameter
 CONTINUOUS_ONLY: frozenset[str] = frozenset({"NelderMead"})
 
@@ -85,7 +90,7 @@ class DefaultEnsemble(AUCBandit):
     ``model_led``: None (default) = the rule above (the model leads exactly
     when no parameter is continuous); True / False force it either way.
     ``partner``: the technique that shares the lead with the model (a name or
-    a technique, e.g. "TPE"; ``DEFAULT_PARTNER``, None: the model leads alone).  It
+    a technique; ``DEFAULT_PARTNER``, "TPE"; None: the model leads alone).  It
     takes part only while the model leads, and steps aside with it when the
     model retires, so a space with a continuous parameter and a cheap
     objective run exactly as without it.
@@ -102,12 +107,13 @@ class DefaultEnsemble(AUCBandit):
 
     def __init__(self, *, seed: int | None = None, window: int = 500, c: float = 0.1,
                  model_led: bool | None = None, fill: str | Technique | None = DEFAULT_FILL,
-                 partner: str | Technique | None = DEFAULT_PARTNER, **options: Any) -> None:
+                 partner: str | Technique | None = DEFAULT_PARTNER,
+                 feasibility: str | None = DEFAULT_ENSEMBLE_FEASIBILITY, **options: Any) -> None:
         if partner is not None and not isinstance(partner, (str, Technique)):
             raise TechniqueError(f"default: partner must be a technique name, a Technique or None (the model "
                                  f"leads alone); got {partner!r}, e.g. partner='TPE' or partner=None")
         arms = DEFAULT_ARMS if partner is None else (*DEFAULT_ARMS, partner)
-        super().__init__(seed=seed, arms=arms, window=window, c=c, fill=fill, **options)
+        super().__init__(seed=seed, arms=arms, window=window, c=c, fill=fill, feasibility=feasibility, **options)
         from techniques.bayes_opt import BayesOpt
 
         if model_led not in (None, True, False):

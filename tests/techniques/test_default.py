@@ -6,14 +6,15 @@ import numpy as np
 
 from ensemble.registry import create_technique
 from ensemble.space import Enum, Float, Integer, SearchSpace
-from techniques.default import DEFAULT_ARMS, DefaultEnsemble
+from techniques.default import DEFAULT_ARMS, DEFAULT_PARTNER, DefaultEnsemble
 from tests.techniques.driven import run_technique
 
 
 def test_registry_default_is_the_measured_bandit() -> None:
     t = create_technique("default", seed=1)
     assert isinstance(t, DefaultEnsemble)
-    assert t.labels == list(DEFAULT_ARMS)
+    assert t.labels == [*DEFAULT_ARMS, "TPE"]
+    assert t.feasibility_kind == "calibrated"  # the failure model adopted with the partner (session 30)
 
 
 def test_nelder_mead_sits_out_purely_discrete_spaces() -> None:
@@ -35,13 +36,16 @@ def test_nelder_mead_polishes_a_continuous_bowl() -> None:
 
 
 def test_the_model_leads_on_a_discrete_space() -> None:
-    """Every proposal on an all-discrete space is the GP's while it is active (docs/TECHNIQUES.md, round 4)."""
+    """Every proposal on an all-discrete space is a leader's (the GP or its partner) while the GP is active.
+
+    (docs/TECHNIQUES.md, round 4; the partner: "The partner and the calibrated forest together".)
+    """
     space = SearchSpace().add(Integer("a", 0, 30), Integer("b", 0, 20), Enum("c", ["x", "y", "z"]))
     t = create_technique("default", seed=4)
     log = run_technique(t, space, lambda c: (c["a"] - 7) ** 2 + abs(c["b"] - 3) + (c["c"] != "y"),
                         budget=50, seed=4)
     assert t.model_led and t.state_dict()["model_led"] is True
-    assert {tr.technique for tr in log.trials} == {"BayesOpt"}
+    assert {tr.technique for tr in log.trials} <= {"BayesOpt", "TPE"}
     assert len({tr.config_hash for tr in log.trials}) == 50
     assert log.best_value == 0.0
 
@@ -78,7 +82,7 @@ def test_fill_is_off_by_default_and_an_option() -> None:
     assert on.fill is not None and on.fill.name == "NormalGreedyMutation"
 
 
-# -- a partner in the lead (option partner, off by default; docs/TECHNIQUES.md "TPE as a partner in the lead") --
+# -- a partner in the lead (option partner, "TPE" by default; docs/TECHNIQUES.md "TPE as a partner in the lead") --
 
 def _discrete_space() -> SearchSpace:
     return SearchSpace().add(Integer("a", 0, 30), Integer("b", 0, 20), Enum("c", ["x", "y", "z"]))
@@ -88,11 +92,16 @@ def _bowl(c: dict) -> float:
     return (c["a"] - 7) ** 2 + abs(c["b"] - 3) + (c["c"] != "y")
 
 
-def test_no_partner_by_default() -> None:
+def test_tpe_partners_by_default_and_none_lets_the_model_lead_alone() -> None:
+    assert DEFAULT_PARTNER == "TPE"
     t = create_technique("default", seed=1)
     t.bind(_discrete_space(), budget=40, rng=np.random.default_rng(1))
-    assert t.labels == list(DEFAULT_ARMS)
-    assert "partner" not in t.state_dict()
+    assert t.state_dict()["partner"] == "TPE"
+    alone = create_technique("default", seed=1, partner=None)
+    log = run_technique(alone, _discrete_space(), _bowl, budget=40, seed=1)
+    assert alone.labels == list(DEFAULT_ARMS)
+    assert "partner" not in alone.state_dict()
+    assert {tr.technique for tr in log.trials} == {"BayesOpt"}
 
 
 def test_the_partner_shares_the_lead_after_the_models_design() -> None:
