@@ -15,9 +15,9 @@ and drew the bandit into poor regions, so there it is left out (a rule
 about the kind of parameters, not about any one space).
 
 Who proposes: on a space whose parameters are all discrete the model leads
-(every proposal is the GP's while it is active; the bandit over the other
-arms takes over only once the model retires on a cheap objective or runs
-out of candidates).  Measured at 25 seeds on the replay spaces, the GP alone
+(every proposal is the GP's, or after its initial design its partner's,
+while it is active; the bandit over the other arms takes over only once
+the model retires on a cheap objective or runs out of candidates).  Measured at 25 seeds on the replay spaces, the GP alone
 scored 0.472 against 0.423 for the bandit that shares the budget among the
 arms; giving the population arms a fixed 10% or 25% share, or handing over
 when the GP stalls, scored lower too (docs/TECHNIQUES.md, "Round 4").  On a
@@ -30,11 +30,13 @@ session 30): a second model-led technique (:mod:`techniques.tpe`) with
 which the GP shares the lead after its initial design, the AUC bandit's
 own rule (credit = a new best) choosing pick by pick which of the two
 proposes.  Together with the calibrated failure forest (below) it scored
-0.615 against 0.538 (file mode) at 25 seeds on the five replay spaces,
-PCHECK_GRID, under a rule written before the run; apart, each had failed
-one part of its rule in session 29 (docs/TECHNIQUES.md, "The partner and
-the calibrated forest together").  ``partner=None`` gives the GP the
-lead alone, as before.
+0.615 against 0.538 (file mode) and 0.758 against 0.682 (grid mode) at 25
+seeds on the five replay spaces, failing less after the first fifth of a
+grid-mode run on all five, under a rule written before the run (it loses
+on conv A100 in file mode and on conv W7800 in grid mode: 0.08 each);
+apart, each had failed one part of its rule in session 29
+(docs/TECHNIQUES.md, "The partner and the calibrated forest together").
+``partner=None`` gives the GP the lead alone, as before.
 
 Failures: the ensemble learns one failure model from every trial
 (:mod:`techniques.feasibility`, a random forest whose votes are mapped to
