@@ -18,3 +18,17 @@ class PartnerCalibrated(DefaultEnsemble):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(partner="TPE", feasibility="calibrated", **options)
+
+
+class ModelAlone(DefaultEnsemble):
+    """The default ensemble as it was before session 30: the GP leads alone, with the plain failure forest.
+
+    Since session 30 a plain ``default`` is the partner with the calibrated forest, so call1.sh's "old" arm (no
+    ``--technique``) runs the new default; a search meant to repeat the earlier default passes
+    ``--technique docs.stencil_gpu_results.issue18_combo_s30.arms:ModelAlone``.
+    """
+
+    name: ClassVar[str] = "default-model-alone"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(partner=None, feasibility="forest", **options)

@@ -3,9 +3,11 @@
 # (rule: docs/STENCILS.md, "Session 29: the default's new partner on the GPU", written before the run).
 # Four GPUs (run tool kind nvidia-h200-x4 or -h100-x4, carry [".whl"]):
 #   . scripts/gpu_env.sh >/dev/null; bash docs/stencil_gpu_results/issue18_partner_s29/call1.sh
-# Per stencil of STENCILS (default "j3d7pt j3d27pt"), GPU 2k: seeds 1-5 with the default; GPU 2k+1: the same
-# with --technique ...:ModelAlone (the default before session 29). Budget 300, --parallelism 4, the options
-# of every issue-17 run (run_watch.sh). Then every pick of both arms is re-timed in one process per stencil.
+# Per stencil of STENCILS (default "j3d7pt j3d27pt"), GPU 2k: seeds 1-5 with the new arm (ARM, default WithTPE);
+# GPU 2k+1: the same with no --technique, i.e. the default of the day (in session 29 the GP alone; since session
+# 30 the GP with TPE and the calibrated forest: to compare with the GP alone, add --technique
+# docs.stencil_gpu_results.issue18_combo_s30.arms:ModelAlone to old= below). Budget 300, --parallelism 4, the
+# options of every issue-17 run (run_watch.sh). Then every pick of both arms is re-timed in one process per stencil.
 set -u
 OUT=${OUT:-out-gpu}
 W=docs/stencil_gpu_results/issue17_h100_full/run_watch.sh
