@@ -127,6 +127,7 @@ class SurrogateForest(BaseTechnique):
     def _on_bind(self) -> None:
         # every result the technique knows (own and foreign), in arrival order
         self._X: list[np.ndarray] = []
+        self._Xm: np.ndarray | None = None  # self._X stacked, grown as results arrive (see _matrix)
         self._v: list[float] = []
         self._hashes: dict[str, int] = {}
         self._configs: list[dict[str, Any]] = []
@@ -159,6 +160,20 @@ class SurrogateForest(BaseTechnique):
         self._X.append(np.asarray(self.space.to_unit(trial.config), dtype=float))
         self._v.append(value)
         self._since_fit += 1
+
+    def _matrix(self) -> np.ndarray:
+        """Every known result's unit-cube row, stacked; only the rows added since the last call are stacked.
+
+        Why: stacking the n rows anew at every fit cost about 1 ms at n = 1200 (numpy's per-array
+        overhead), as much as TPE's own density arithmetic; with 32 workers a proposal is due every few
+        milliseconds.
+        """
+        have = 0 if self._Xm is None else len(self._Xm)
+        if have < len(self._X):
+            new = np.vstack(self._X[have:])
+            self._Xm = new if self._Xm is None else np.concatenate([self._Xm, new])
+        assert self._Xm is not None
+        return self._Xm
 
     def observe(self, trial: Trial) -> None:
         improved = trial.value < self.best_value
@@ -262,7 +277,7 @@ class SurrogateForest(BaseTechnique):
             self._ranked = []
             return
         self.fits += 1
-        X = np.vstack(self._X)
+        X = self._matrix()
         model = ExtraTreesRegressor(n_estimators=self.trees, min_samples_leaf=self.min_leaf, max_features=1.0,
                                     bootstrap=self.bootstrap, random_state=int(self.rng.integers(2**31 - 1)), n_jobs=1)
         model.fit(X, y)

@@ -121,7 +121,7 @@ class TPE(SurrogateForest):
         y = self._targets()
         self._since_fit = 0
         self._improved = False
-        X = np.vstack(self._X)
+        X = self._matrix()
         good, bad = self._split(y)
         cands: dict[str, dict[str, Any]] = {}
         for x in self._draw(X[good], self.n_candidates):
