@@ -17,7 +17,8 @@ about the kind of parameters, not about any one space).
 Who proposes: on a space whose parameters are all discrete the model leads
 (every proposal is the GP's, or after its initial design its partner's,
 while it is active; the bandit over the other arms takes over only once
-the model retires on a cheap objective or runs out of candidates).  Measured at 25 seeds on the replay spaces, the GP alone
+the model retires on a cheap objective or runs out of candidates).
+Measured at 25 seeds on the replay spaces, the GP alone
 scored 0.472 against 0.423 for the bandit that shares the budget among the
 arms; giving the population arms a fixed 10% or 25% share, or handing over
 when the GP stalls, scored lower too (docs/TECHNIQUES.md, "Round 4").  On a
@@ -96,6 +97,9 @@ class DefaultEnsemble(AUCBandit):
     takes part only while the model leads, and steps aside with it when the
     model retires, so a space with a continuous parameter and a cheap
     objective run exactly as without it.
+    ``feasibility``: the failure model the arms share
+    (``DEFAULT_ENSEMBLE_FEASIBILITY``, "calibrated"; "forest", "gp",
+    "kernel", or None for none).
 
     C = 0.1 rather than OpenTuner's 0.05: with 0.05, on 4-D Rosenbrock the
     arm that keeps earning small improvements (DE or GA) starved Nelder-Mead
@@ -104,7 +108,7 @@ class DefaultEnsemble(AUCBandit):
     """
 
     name: ClassVar[str] = "default"
-    summary: ClassVar[str] = ("the default ensemble: a GP model leads on discrete spaces, "
+    summary: ClassVar[str] = ("the default ensemble: a GP model and TPE lead on discrete spaces, "
                               "an AUC bandit over arms chosen by replay measurement otherwise")
 
     def __init__(self, *, seed: int | None = None, window: int = 500, c: float = 0.1,
