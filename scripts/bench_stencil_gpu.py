@@ -118,7 +118,8 @@ TECHNIQUES = ["default", "GA"]
 
 def _tune(app: Any, seeds: list[dict[str, Any]], budget: int, parallelism: int, name: str, tmp: str,
           seed: int, where: dict[str, str] | None = None,
-          techniques: list[str] | None = None, require: list[str] | None = None) -> tuple[dict[str, Any] | None, str]:
+          techniques: list[str] | None = None, require: list[str] | None = None,
+          technique_options: dict[str, Any] | None = None) -> tuple[dict[str, Any] | None, str]:
     """Best configuration after ``budget`` unique evaluations.
 
     Tries ``ensemble.tune`` with each of ``techniques`` (default TECHNIQUES) in turn (a technique that
@@ -126,6 +127,8 @@ def _tune(app: Any, seeds: list[dict[str, Any]], budget: int, parallelism: int, 
     ``where``, when given, receives the database and run name of the search
     that answered (for ``_top_configs``); it stays empty after the fallback.
     ``require``: ``--require`` expressions, for the search and the fallback alike.
+    ``technique_options``: ``--technique-option`` pairs, given to every technique tried (for example
+    ``{"partner": None}``: the default ensemble's GP leading alone, as before session 30).
     """
     from ensemble.errors import ConfigurationError
     from ensemble.tune import tune
@@ -135,11 +138,12 @@ def _tune(app: Any, seeds: list[dict[str, Any]], budget: int, parallelism: int, 
         try:
             res = tune(app, test_limit=budget, parallelism=parallelism, database=f"sqlite:///{tmp}/{name}-{tech}.db",
                        run_name=f"{name}-{tech}", seed=seed, seed_configurations=seeds, technique=tech, quiet=True,
-                       require=list(require or []))
+                       require=list(require or []), technique_options=dict(technique_options or {}))
             if res.best_config is not None:
                 if where is not None:
                     where.update(database=f"sqlite:///{tmp}/{name}-{tech}.db", run=f"{name}-{tech}")
-                return dict(res.best_config), f"ensemble.tune(technique={tech!r}, evaluations={res.evaluations})"
+                opts = f", options={technique_options!r}" if technique_options else ""
+                return dict(res.best_config), f"ensemble.tune(technique={tech!r}, evaluations={res.evaluations}{opts})"
             how += f"{tech}: no valid result; "
         except ConfigurationError:
             raise  # seeds or a space the search refuses: our mistake, which random sampling would hide
@@ -490,7 +494,7 @@ def part_cuda(args: argparse.Namespace, report: dict[str, Any]) -> None:
                 seeds = [c for c in _cuda_seeds(st, merge=args.merge_seed, more=args.more_seeds, opt_in=args.opt_in)
                          if space.is_valid(c)]  # --require may leave some out
                 best_cfg, how = _tune(app, seeds, args.budget, args.parallelism, f"{name}-s{seed}", tmp,
-                                      seed, where, args.technique, args.require)
+                                      seed, where, args.technique, args.require, args.technique_options)
                 conf = None
                 if best_cfg and args.confirm > 0:
                     cands = (_top_configs(where["database"], where["run"], args.confirm) if where else []) or [best_cfg]
@@ -570,7 +574,7 @@ def part_opencl(args: argparse.Namespace, report: dict[str, Any]) -> None:
             st = app.stencil
             base = _measure(app, _opencl_seeds(st)[0], args.repeats)
             best_cfg, how = _tune(app, _opencl_seeds(st), args.ocl_budget, args.parallelism, st.name, tmp, args.seed,
-                                  techniques=args.technique)
+                                  techniques=args.technique, technique_options=args.technique_options)
             best = _measure(app, best_cfg, args.repeats) if best_cfg else {"state": "FAILED", "reason": how}
             if best.get("time") and base.get("time") and best["time"] > base["time"] and base["state"] == "OK":
                 best = base
@@ -653,6 +657,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--confirm-rounds", type=int, default=5, help="rounds of copy + candidates for --confirm")
     ap.add_argument("--plot", metavar="RECORDS_JSON", help="only draw the plot of a cuda_roofline.json and exit")
     ap.add_argument("--technique", action="append", help="technique(s) to try in order (default: default, GA)")
+    ap.add_argument("--technique-option", action="append", default=[], metavar="KEY=VALUE",
+                    help="an option of the techniques tried, as for ensemble-tuner (VALUE as JSON, else text), e.g. "
+                         "partner=null for the default's GP leading alone; repeatable")
     from apps.stencil.cuda_gen import OPT_IN_PARAMS
 
     ap.add_argument("--opt-in", action="append", metavar="PARAM", choices=OPT_IN_PARAMS,
@@ -666,6 +673,13 @@ def main(argv: list[str] | None = None) -> int:
                          "(measurement/cuda_hold.py; off by default until measured: docs/STENCILS.md)")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args(argv)
+    from ensemble.cli import technique_options
+    from ensemble.settings import SettingsError
+
+    try:
+        args.technique_options = technique_options(args.technique_option)
+    except SettingsError as exc:
+        ap.error(str(exc))
     if args.confirm < 0 or args.confirm_rounds < 1:
         ap.error(f"--confirm must be >= 0 (0: off) and --confirm-rounds >= 1; got {args.confirm} and "
                  f"{args.confirm_rounds} (defaults 10 and 5)")

@@ -259,3 +259,29 @@ def test_a_search_the_space_refuses_stops_the_benchmark_instead_of_sampling(tmp_
 
     with pytest.raises(ConfigurationError, match="l2pf"):
         bench._tune(app, [cuda_baseline()], 4, 1, "refused", str(tmp_path), 1)
+
+
+def test_technique_options_reach_every_search_and_bad_ones_are_refused(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``--technique-option partner=null``: a GPU search with the default as it was before session 30."""
+    import ensemble.tune as et
+    from scripts import bench_stencil_gpu as bench
+
+    ns = _parse(bench, ["--part", "cuda", "--technique-option", "partner=null", "--technique-option",
+                        "feasibility=forest", "--out", str(tmp_path)])
+    assert ns.technique_options == {"partner": None, "feasibility": "forest"}
+    seen: list[dict[str, Any]] = []
+
+    class _Res:
+        best_config = {"bx": 32}
+        evaluations = 3
+
+    def fake_tune(app: Any, **kw: Any) -> Any:
+        seen.append(kw)
+        return _Res()
+
+    monkeypatch.setattr(et, "tune", fake_tune)
+    best, how = bench._tune(object(), [], 3, 1, "x", str(tmp_path), 1, None, ["default"], None, ns.technique_options)
+    assert best == {"bx": 32} and seen[0]["technique_options"] == {"partner": None, "feasibility": "forest"}
+    assert "options={'partner': None, 'feasibility': 'forest'}" in how  # the record says how the search ran
+    with pytest.raises(SystemExit):  # argparse's error: the message names KEY=VALUE
+        _parse(bench, ["--part", "cuda", "--technique-option", "partner", "--out", str(tmp_path)])
