@@ -680,6 +680,17 @@ def main(argv: list[str] | None = None) -> int:
         args.technique_options = technique_options(args.technique_option)
     except SettingsError as exc:
         ap.error(str(exc))
+    if args.technique_options:  # refused here, not per search: a search that fails to start falls back to sampling
+        from ensemble.errors import TechniqueError
+        from ensemble.registry import create_technique
+
+        for name in args.technique or TECHNIQUES:
+            try:
+                create_technique(name, seed=0, **args.technique_options)
+            except TechniqueError as exc:
+                ap.error(f"--technique-option: {exc}; every technique tried must take the options: name those "
+                         f"that do with --technique (tried: {', '.join(args.technique or TECHNIQUES)}), "
+                         "e.g. --technique default")
     if args.confirm < 0 or args.confirm_rounds < 1:
         ap.error(f"--confirm must be >= 0 (0: off) and --confirm-rounds >= 1; got {args.confirm} and "
                  f"{args.confirm_rounds} (defaults 10 and 5)")

@@ -33,8 +33,10 @@ own rule (credit = a new best) choosing pick by pick which of the two
 proposes.  Together with the calibrated failure forest (below) it scored
 0.615 against 0.538 (file mode) and 0.758 against 0.682 (grid mode) at 25
 seeds on the five replay spaces, failing less after the first fifth of a
-grid-mode run on all five, under a rule written before the run (it loses
-on conv A100 in file mode and on conv W7800 in grid mode: 0.08 each);
+grid-mode run on all five, under a rule written before the run (it lost
+on conv A100 in file mode and on conv W7800 in grid mode, 0.08 each, and
+on W7800, the smallest budget, by 0.17 in file mode on other seeds:
+under 100 evaluations ``partner=None`` is the better choice);
 apart, each had failed one part of its rule in session 29
 (docs/TECHNIQUES.md, "The partner and the calibrated forest together").
 ``partner=None`` gives the GP the lead alone, as before.

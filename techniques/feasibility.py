@@ -243,10 +243,9 @@ class FeasibilityModel:
                                                        oob_score=calibrate).fit(D, y)
                 self._platt = self._fit_platt(self._clf, y) if calibrate else None
             else:
+                from sklearn.exceptions import ConvergenceWarning
                 from sklearn.gaussian_process import GaussianProcessClassifier
                 from sklearn.gaussian_process.kernels import Matern
-
-                from sklearn.exceptions import ConvergenceWarning
 
                 kernel = 1.0 * Matern(length_scale=np.full(self.dims, 0.3), nu=2.5)
                 with self._one_blas_thread(), warnings.catch_warnings():  # small: 33 s -> under 5 s on 2 cores

@@ -34,7 +34,8 @@ How it fits the project (differences from the paper, each with the reason):
   uniform fallback once every drawn candidate was measured) is ``SurrogateForest``'s, which this
   subclasses; only the model and its candidates differ.
 
-Measured on the five replay spaces beside the default in docs/TECHNIQUES.md ("TPE").
+Measured on the five replay spaces beside the default in docs/TECHNIQUES.md ("TPE"); since session 30 it
+shares the default ensemble's lead with the GP (techniques.default, ``partner``).
 """
 
 from __future__ import annotations

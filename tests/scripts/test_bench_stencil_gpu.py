@@ -266,8 +266,8 @@ def test_technique_options_reach_every_search_and_bad_ones_are_refused(tmp_path,
     import ensemble.tune as et
     from scripts import bench_stencil_gpu as bench
 
-    ns = _parse(bench, ["--part", "cuda", "--technique-option", "partner=null", "--technique-option",
-                        "feasibility=forest", "--out", str(tmp_path)])
+    ns = _parse(bench, ["--part", "cuda", "--technique", "default", "--technique-option", "partner=null",
+                        "--technique-option", "feasibility=forest", "--out", str(tmp_path)])
     assert ns.technique_options == {"partner": None, "feasibility": "forest"}
     seen: list[dict[str, Any]] = []
 
@@ -285,3 +285,15 @@ def test_technique_options_reach_every_search_and_bad_ones_are_refused(tmp_path,
     assert "options={'partner': None, 'feasibility': 'forest'}" in how  # the record says how the search ran
     with pytest.raises(SystemExit):  # argparse's error: the message names KEY=VALUE
         _parse(bench, ["--part", "cuda", "--technique-option", "partner", "--out", str(tmp_path)])
+
+
+def test_technique_options_a_technique_refuses_stop_the_benchmark_before_any_search(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A mistyped option, or one the fallback GA does not take, must not turn the searches into random sampling."""
+    from scripts import bench_stencil_gpu as bench
+
+    for argv, named in ((["--technique-option", "partnr=null"], "partnr"),   # a typo: default refuses it
+                        (["--technique-option", "partner=null"], "GA")):     # default takes it, GA (tried next) not
+        with pytest.raises(SystemExit):
+            _parse(bench, ["--part", "cuda", *argv, "--out", str(tmp_path)])
+        err = capsys.readouterr().err
+        assert named in err and "--technique default" in err

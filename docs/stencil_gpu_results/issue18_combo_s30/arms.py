@@ -25,8 +25,9 @@ class ModelAlone(DefaultEnsemble):
 
     Since session 30 a plain ``default`` is the partner with the calibrated forest, so call1.sh's "old" arm (no
     ``--technique``) runs the new default; a search meant to repeat the earlier default passes
-    ``--technique docs.stencil_gpu_results.issue18_combo_s30.arms:ModelAlone`` (or ``--technique-option
-    partner=null --technique-option feasibility=forest``, which bench_stencil_gpu takes since session 30).
+    ``--technique docs.stencil_gpu_results.issue18_combo_s30.arms:ModelAlone`` (or ``--technique default
+    --technique-option partner=null --technique-option feasibility=forest``; bench_stencil_gpu takes options
+    since session 30).
     """
 
     name: ClassVar[str] = "default-model-alone"
