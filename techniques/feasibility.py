@@ -42,6 +42,18 @@ the kind ``techniques.base.DEFAULT_FEASIBILITY`` names):
   ICML 2005); replayed searches showed that the late picks the forest gave
   0.5-0.6 failed 64-71 % of the time (docs/TECHNIQUES.md, "Calibrating the
   failure forest");
+* ``"monotone"``: the calibrated forest with four more inputs per point,
+  read from the observations through the order of the parameters' values:
+  whether a failure lies at or below it (every ordered parameter at most
+  its value, every unordered one equal), a failure at or above it, a
+  success at or below it, a success at or above it.  Why: the constraints
+  that make tuning configurations fail are mostly resource limits that
+  grow with the parameters (threads per block, shared memory, registers:
+  if a block of 32 x 32 is refused, so is every larger one), which are
+  monotone in each parameter however many parameters they involve; the
+  pair sums above cut only two-parameter lines.  The forest decides how
+  far to trust them: where failures are not monotone the features carry
+  no signal and it splits on the others;
 * ``"gp"``: scikit-learn's Laplace-approximation GP classifier (Rasmussen &
   Williams 2006, sec. 3.4), the costliest (O(n^3) per fit).
 
@@ -67,7 +79,9 @@ __all__ = ["FAILURE_STATES", "KINDS", "FeasibilityModel", "accept"]
 #: the states a failed trial carries (ensemble.result.TrialState): all count as failures by default
 FAILURE_STATES: tuple[str, ...] = ("FAILED", "TIMEOUT", "INVALID")
 #: the classifier kinds
-KINDS: tuple[str, ...] = ("kernel", "forest", "calibrated", "gp")
+KINDS: tuple[str, ...] = ("kernel", "forest", "calibrated", "monotone", "gp")
+#: the forest kinds (scikit-learn's random forest, with or without Platt scaling and the order features)
+FOREST_KINDS: frozenset[str] = frozenset({"forest", "calibrated", "monotone"})
 
 
 def _state(trial_state: Any) -> str:
@@ -84,7 +98,8 @@ class FeasibilityModel:
     """
 
     def __init__(self, dims: int, *, steps: np.ndarray | None = None, kind: str = "kernel",
-                 states: Iterable[str] = FAILURE_STATES, trees: int = 32, refit_growth: float = 1.1) -> None:
+                 states: Iterable[str] = FAILURE_STATES, trees: int = 32, refit_growth: float = 1.1,
+                 ordered: np.ndarray | None = None) -> None:
         if kind not in KINDS:
             raise TechniqueError(f"feasibility: kind must be one of {KINDS} (got {kind!r}); 'kernel' is the default")
         states = tuple(_state(s) for s in states)
@@ -104,6 +119,12 @@ class FeasibilityModel:
         if width.shape != (self.dims,) or not np.all(width > 0):
             raise TechniqueError(f"feasibility: steps must be {self.dims} positive widths (got {width!r})")
         self._inv_width = 1.0 / width
+        order = np.ones(self.dims, dtype=bool) if ordered is None else np.asarray(ordered, dtype=bool)
+        if order.shape != (self.dims,):
+            raise TechniqueError(f"feasibility: ordered must be {self.dims} booleans, one per unit-cube dimension "
+                                 f"(got shape {order.shape}); FeasibilityModel.for_space computes it")
+        #: per unit-cube dimension, whether its values have an order ("monotone" compares them; else equality)
+        self.ordered = order
         self._X = np.zeros((16, self.dims))
         self._y = np.zeros(16)  # 1 = OK, 0 = counted failure
         self._n = 0
@@ -124,14 +145,17 @@ class FeasibilityModel:
         """A model whose kernel is one value step wide in each of ``space``'s unit-cube dimensions."""
         dims = int(space.dims)
         steps = np.full(dims, 0.1)  # continuous / multi-coordinate parameters: a tenth of the cube
+        ordered = np.zeros(dims, dtype=bool)
         col = 0
         for p in getattr(space, "params", []):
             width = int(getattr(p, "dims", 1))
             count = getattr(p, "cardinality", None) if getattr(p, "discrete", False) else None
             if width == 1 and isinstance(count, int) and count > 1 and col < dims:
                 steps[col] = 1.0 / count  # the unit-cube distance between neighbouring values
+            if width == 1 and col < dims:
+                ordered[col] = _has_order(p)
             col += width
-        return cls(dims, steps=steps, **options)
+        return cls(dims, steps=steps, ordered=ordered, **options)
 
     # -- data ----------------------------------------------------------------
     @property
@@ -192,7 +216,7 @@ class FeasibilityModel:
             alls[start:start + 2048] = w.sum(1)
         return (ok + self.prior()) / (alls + 1.0)
 
-    def _features(self, X: np.ndarray) -> np.ndarray:
+    def _features(self, X: np.ndarray, m: int = 0, train: bool = False) -> np.ndarray:
         """The forest's inputs: value indices, plus sums and differences of each pair of them.
 
         Why pairs: tuning constraints are mostly about two parameters at a time
@@ -201,15 +225,54 @@ class FeasibilityModel:
         line x_i +- x_j <= c.  A tree splits on one feature at a time and can
         only stair-step along such a line; with x_i + x_j as a feature it cuts
         it exactly (measured in docs/TECHNIQUES.md).  Up to 12 coordinates
-        (66 pairs); beyond, the indices alone.
+        (66 pairs); beyond, the indices alone.  The "monotone" kind adds the
+        four order features of the first ``m`` observations (:meth:`_order`;
+        ``train``: ``X`` is those observations, each compared with the others).
         """
-        if self.kind not in ("forest", "calibrated"):
+        if self.kind not in FOREST_KINDS:
             return X
         idx = X * self._inv_width
-        if self.dims < 2 or self.dims > 12:
-            return idx
-        i, j = np.triu_indices(self.dims, 1)
-        return np.hstack([idx, idx[:, i] + idx[:, j], idx[:, i] - idx[:, j]])
+        if 2 <= self.dims <= 12:
+            i, j = np.triu_indices(self.dims, 1)
+            idx = np.hstack([idx, idx[:, i] + idx[:, j], idx[:, i] - idx[:, j]])
+        if self.kind == "monotone":
+            idx = np.hstack([idx, self._order(X, m, train)])
+        return idx
+
+    def _order(self, X: np.ndarray, m: int, train: bool) -> np.ndarray:
+        """Per row of ``X``: a failure at or below it, a failure at or above it, a success at or below, at or above.
+
+        "At or below" is every ordered coordinate at most the row's and every
+        unordered one equal (``ordered``).  With ``train``, row i is
+        observation i, which is not compared with itself.  Rows are taken in
+        blocks, so the temporaries stay (block x observations) booleans.
+        """
+        D, y = self._X[:m], self._y[:m]
+        out = np.zeros((len(X), 4))
+        if m == 0:
+            return out
+        eps = 1e-9
+        ordered = np.flatnonzero(self.ordered)
+        unordered = np.flatnonzero(~self.ordered)
+        fail = y == 0.0
+        for start in range(0, len(X), 256):
+            rows = X[start:start + 256]
+            same = np.ones((len(rows), m), dtype=bool)
+            for k in unordered:
+                same &= np.abs(rows[:, k, None] - D[None, :, k]) <= eps
+            below = same.copy()  # observation j at or below row r
+            above = same
+            for k in ordered:
+                diff = D[None, :, k] - rows[:, k, None]
+                below &= diff <= eps
+                above &= diff >= -eps
+            if train:
+                r = np.arange(len(rows))
+                below[r, start + r] = False
+                above[r, start + r] = False
+            out[start:start + 256] = np.column_stack([(below & fail).any(1), (above & fail).any(1),
+                                                      (below & ~fail).any(1), (above & ~fail).any(1)])
+        return out
 
     def _checkpoint(self) -> int:
         """How many of the observations the fitted classifier uses: the last point of a fixed schedule.
@@ -229,14 +292,14 @@ class FeasibilityModel:
     def _sklearn(self, X: np.ndarray) -> np.ndarray:
         m = self._checkpoint()
         if self._fitted_at != m:
-            D, y = self._features(self._X[:m]), self._y[:m]
+            D, y = self._features(self._X[:m], m, train=True), self._y[:m]
             self._platt = None
             if y.min() == y.max():
                 self._clf = float(y[0])
-            elif self.kind in ("forest", "calibrated"):
+            elif self.kind in FOREST_KINDS:
                 from sklearn.ensemble import RandomForestClassifier
 
-                calibrate = self.kind == "calibrated"
+                calibrate = self.kind in ("calibrated", "monotone")
                 with warnings.catch_warnings():  # a few observations may have no out-of-bag vote: left out
                     warnings.filterwarnings("ignore", message=".*OOB.*|.*out-of-bag.*")
                     self._clf = RandomForestClassifier(n_estimators=self.trees, random_state=m, n_jobs=1,
@@ -259,7 +322,7 @@ class FeasibilityModel:
             p = np.full(len(X), self._clf)
         else:
             with self._one_blas_thread():
-                p = self._clf.predict_proba(self._features(X))[:, list(self._clf.classes_).index(1.0)]
+                p = self._clf.predict_proba(self._features(X, m))[:, list(self._clf.classes_).index(1.0)]
             if self._platt is not None:
                 p = self._platt.predict_proba(_logit(p)[:, None])[:, 1]
         # shrink towards the prior by one pseudo-observation, as the kernel rule does: never exactly 0
@@ -313,6 +376,24 @@ class FeasibilityModel:
         return {"kind": self.kind, "observations": self._n, "failures": self.failures,
                 "counts": dict(sorted(self.counts.items())),
                 "prior": round(self.prior(), 4) if self._n else None}
+
+
+def _has_order(param: Any) -> bool:
+    """Whether a one-coordinate parameter's index order is an order of its values (numbers, ascending).
+
+    Integers, powers of two and floats have one; an Enum has one when its
+    values are numbers (not booleans) listed in ascending order, as a
+    recorded space's are; booleans, strings and permutations do not.
+    """
+    kind = getattr(param, "kind", None)
+    if kind in ("Integer", "LogInteger", "PowerOfTwo", "Float", "LogFloat") or not getattr(param, "discrete", True):
+        return True
+    if kind != "Enum" or not callable(getattr(param, "values", None)):
+        return False  # Boolean, Permutation, anything unknown: compared by equality
+    vals = param.values()
+    numeric = all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+                  for v in vals)
+    return numeric and all(a < b for a, b in zip(vals, vals[1:]))
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
