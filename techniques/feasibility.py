@@ -53,7 +53,12 @@ the kind ``techniques.base.DEFAULT_FEASIBILITY`` names):
   monotone in each parameter however many parameters they involve; the
   pair sums above cut only two-parameter lines.  The forest decides how
   far to trust them: where failures are not monotone the features carry
-  no signal and it splits on the others;
+  no signal and it splits on the others.  Measured, not adopted (session
+  31, docs/TECHNIQUES.md "Order features"): held-out log loss no better
+  than the calibrated forest's on a synthetic limit on three parameters,
+  and in the default's grid-mode searches fewer late failures on 2 of the
+  5 replay spaces only.  An ordered parameter the limit does not involve
+  makes "at or below" rare, which is one reading of why;
 * ``"gp"``: scikit-learn's Laplace-approximation GP classifier (Rasmussen &
   Williams 2006, sec. 3.4), the costliest (O(n^3) per fit).
 
@@ -64,6 +69,7 @@ rejects below a threshold still explores the unknown.
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from collections.abc import Iterable
@@ -93,7 +99,7 @@ class FeasibilityModel:
 
     ``steps``: the kernel's width per unit-cube dimension (one value step of
     each parameter; :meth:`for_space` computes it), ``kind``: "kernel",
-    "forest", "calibrated" or "gp", ``states``: the failure states that count as
+    "forest", "calibrated", "monotone" or "gp", ``states``: the failure states that count as
     infeasible (others are kept but ignored by the classifier).
     """
 
@@ -393,7 +399,7 @@ def _has_order(param: Any) -> bool:
     vals = param.values()
     numeric = all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
                   for v in vals)
-    return numeric and all(a < b for a, b in zip(vals, vals[1:]))
+    return numeric and all(a < b for a, b in itertools.pairwise(vals))
 
 
 def _logit(p: np.ndarray) -> np.ndarray:

@@ -229,3 +229,64 @@ def test_unknown_kind_names_the_calibrated_one_too() -> None:
 
     with pytest.raises(TechniqueError, match="calibrated"):
         FeasibilityModel(2, kind="platt")
+
+
+# -- the order features (kind "monotone": failures / successes at or below / at or above a point) ------------
+
+def _resource_space() -> tuple[SearchSpace, list[dict], Any]:
+    """Four ordered parameters and one categorical; a limit on a product of three of them (shared memory)."""
+    from ensemble.space import Enum
+
+    space = SearchSpace(Enum("bx", [1, 2, 4, 8, 16, 32]), Enum("by", [1, 2, 4, 8, 16, 32]),
+                        Integer("tile", 1, 8), Integer("unroll", 0, 3), Enum("layout", ["soa", "aos", "tiled"]))
+    pts = [{"bx": bx, "by": by, "tile": t, "unroll": u, "layout": lay}
+           for bx in (1, 2, 4, 8, 16, 32) for by in (1, 2, 4, 8, 16, 32) for t in range(1, 9)
+           for u in range(4) for lay in ("soa", "aos", "tiled")]
+
+    def ok(c: dict) -> bool:  # monotone in bx, by and tile; "tiled" needs twice the memory
+        return c["bx"] * c["by"] * c["tile"] * (2 if c["layout"] == "tiled" else 1) <= 512
+
+    return space, pts, ok
+
+
+def test_value_order_is_read_from_the_space() -> None:
+    """Numbers listed in ascending order are ordered; booleans, strings and unsorted lists are compared by equality."""
+    from ensemble.space import Boolean, Enum, Float, PowerOfTwo
+
+    space = SearchSpace(Enum("a", [16, 32, 64]), Enum("b", [64, 16, 32]), Enum("c", ["x", "y"]), Boolean("d"),
+                        Enum("e", [0, 1]), Integer("f", 0, 9), PowerOfTwo("g", 1, 64), Float("h", 0.0, 1.0))
+    model = FeasibilityModel.for_space(space, kind="monotone")
+    assert model.ordered.tolist() == [True, False, False, False, True, True, True, True]
+    with pytest.raises(TechniqueError, match="ordered"):
+        FeasibilityModel(3, kind="monotone", ordered=np.array([True, False]))
+
+
+def test_order_features_compare_ordered_values_and_match_unordered_ones() -> None:
+    model = FeasibilityModel(2, kind="monotone", steps=np.array([0.25, 0.25]), ordered=np.array([True, False]))
+    model.add(np.array([0.375, 0.125]), "FAILED")  # (1, "first")
+    model.add(np.array([0.625, 0.125]), "OK")      # (2, "first")
+    X = np.array([[0.875, 0.125], [0.875, 0.375], [0.125, 0.125], [0.375, 0.125]])
+    f = model._order(X, 2, train=False)
+    # columns: failure at or below, failure at or above, success at or below, success at or above
+    assert f[0].tolist() == [1, 0, 1, 0]  # (3, first): beyond both
+    assert f[1].tolist() == [0, 0, 0, 0]  # another category: nothing is comparable
+    assert f[2].tolist() == [0, 1, 0, 1]  # (0, first): below both
+    assert f[3].tolist() == [1, 1, 0, 1]  # the failed point itself, seen from outside
+    # learning, a point is not compared with itself
+    assert model._order(model._X[:2], 2, train=True).tolist() == [[0, 0, 0, 1], [1, 0, 0, 0]]
+
+
+def test_the_monotone_model_is_a_function_of_its_observations() -> None:
+    """Queried along the way or only at the end, fed the same outcomes, two models answer the same (resume)."""
+    space, pts, ok = _resource_space()
+    idx = np.random.default_rng(3).permutation(len(pts))[:200]
+    a = FeasibilityModel.for_space(space, kind="monotone")
+    b = FeasibilityModel.for_space(space, kind="monotone")
+    X = np.vstack([space.to_unit(p) for p in pts[::23]])
+    for k, i in enumerate(idx):
+        for m in (a, b):
+            m.add(space.to_unit(pts[i]), "OK" if ok(pts[i]) else "FAILED")
+        if k % 11 == 0:
+            a.p_success(X)
+    np.testing.assert_array_equal(a.p_success(X), b.p_success(X))
+    assert a.failures > 0 and 0.0 < a.p_success(X).min() and a.p_success(X).max() < 1.0

@@ -1,6 +1,6 @@
 """Session 29: j3d7pt and j3d27pt searched by the default (GP alone) and by the default with partner="TPE".
 
-    python3 docs/stencil_gpu_results/issue18_partner_s29/summarise.py [CALL_DIR NEW_LABEL OUT_JSON]
+    python3 docs/stencil_gpu_results/issue18_partner_s29/summarise.py [CALL_DIR NEW_LABEL OUT_JSON [OLD_LABEL]]
 
 (session 30 reads its own call with ``CALL_DIR`` = docs/stencil_gpu_results/issue18_combo_s30/call1, the new
 arm's label and that folder's check JSON.)
@@ -30,6 +30,8 @@ def main() -> None:
     if len(sys.argv) > 2:
         ARMS["new"] = sys.argv[2]
     out_json = sys.argv[3] if len(sys.argv) > 3 else os.path.join(HERE, "partner_check.json")
+    if len(sys.argv) > 4:  # the "old" arm is the default of the day the call was made
+        ARMS["old"] = sys.argv[4]
 
     base = cuda_baseline()
     out = []
