@@ -59,7 +59,7 @@ from ensemble.technique import Technique
 from techniques.bandit import AUCBandit
 
 __all__ = ["CONTINUOUS_ONLY", "DEFAULT_ARMS", "DEFAULT_ENSEMBLE_FEASIBILITY", "DEFAULT_FILL", "DEFAULT_PARTNER",
-           "MODEL_COMPUTE_SHARE", "MODEL_SPREAD_REFITS", "DefaultEnsemble"]
+           "MODEL_COMPUTE_SHARE", "MODEL_SPREAD_REFITS", "PARTNERED_MODEL_THRESHOLD", "DefaultEnsemble"]
 
 #: the arms of the default ensemble (see docs/TECHNIQUES.md for the measurement)
 DEFAULT_ARMS: tuple[str, ...] = ("DifferentialEvolution", "GA", "BayesOpt", "NelderMead")
@@ -85,6 +85,12 @@ DEFAULT_PARTNER: str | None = "TPE"
 #: the default ensemble's failure model (techniques.feasibility): the forest with Platt-scaled votes, adopted
 #: with the partner (same section); other techniques keep techniques.base.DEFAULT_FEASIBILITY
 DEFAULT_ENSEMBLE_FEASIBILITY: str | None = "calibrated"
+#: the P(success) below which the model (BayesOpt ``feasible_threshold``) does not rank a candidate, while a
+#: partner shares its lead: 0.7 since session 31, under a rule written for a change that cuts failures
+#: (docs/TECHNIQUES.md, "A stricter filter for the GP beside its partner"). The GP leading alone keeps
+#: BayesOpt's 0.5: there 0.7 cost pnpoly its boundary optimum (session 14), and TPE, which does not filter
+#: this way, is what keeps that boundary within reach
+PARTNERED_MODEL_THRESHOLD: float = 0.7
 #: arms that only make sense when the space has a continuous (Float / LogFloat) parameter
 CONTINUOUS_ONLY: frozenset[str] = frozenset({"NelderMead"})
 
@@ -100,8 +106,11 @@ class DefaultEnsemble(AUCBandit):
     model retires, so a space with a continuous parameter and a cheap
     objective run exactly as without it.
     ``feasibility``: the failure model the arms share
-    (``DEFAULT_ENSEMBLE_FEASIBILITY``, "calibrated"; "forest", "gp",
-    "kernel", or None for none).
+    (``DEFAULT_ENSEMBLE_FEASIBILITY``, "calibrated"; "forest", "monotone",
+    "gp", "kernel", or None for none).
+    ``model_threshold``: the P(success) below which the model does not rank
+    a candidate (BayesOpt ``feasible_threshold``); None (default): 0.7
+    (``PARTNERED_MODEL_THRESHOLD``) with a partner, BayesOpt's 0.5 without.
 
     C = 0.1 rather than OpenTuner's 0.05: with 0.05, on 4-D Rosenbrock the
     arm that keeps earning small improvements (DE or GA) starved Nelder-Mead
@@ -116,7 +125,8 @@ class DefaultEnsemble(AUCBandit):
     def __init__(self, *, seed: int | None = None, window: int = 500, c: float = 0.1,
                  model_led: bool | None = None, fill: str | Technique | None = DEFAULT_FILL,
                  partner: str | Technique | None = DEFAULT_PARTNER,
-                 feasibility: str | None = DEFAULT_ENSEMBLE_FEASIBILITY, **options: Any) -> None:
+                 feasibility: str | None = DEFAULT_ENSEMBLE_FEASIBILITY, model_threshold: float | None = None,
+                 **options: Any) -> None:
         if partner is not None and not isinstance(partner, (str, Technique)):
             raise TechniqueError(f"default: partner must be a technique name, a Technique or None (the model "
                                  f"leads alone); got {partner!r}, e.g. partner='TPE' or partner=None")
@@ -124,6 +134,10 @@ class DefaultEnsemble(AUCBandit):
         super().__init__(seed=seed, arms=arms, window=window, c=c, fill=fill, feasibility=feasibility, **options)
         from techniques.bayes_opt import BayesOpt
 
+        if model_threshold is not None and not (isinstance(model_threshold, (int, float))
+                                                and 0.0 < float(model_threshold) < 1.0):
+            raise TechniqueError(f"default: model_threshold must be a probability in (0, 1) or None (0.7 with a "
+                                 f"partner, 0.5 without); got {model_threshold!r}, e.g. model_threshold=0.5")
         if model_led not in (None, True, False):
             raise TechniqueError(f"default: model_led must be None (the model leads exactly on all-discrete "
                                  f"spaces), True or False; got {model_led!r}")
@@ -144,6 +158,10 @@ class DefaultEnsemble(AUCBandit):
                 if arm.spread_refits is False:
                     arm.spread_refits = MODEL_SPREAD_REFITS
                     arm.spreading = MODEL_SPREAD_REFITS is True
+                if model_threshold is not None:
+                    arm.feasible_threshold = float(model_threshold)
+                elif partner is not None:
+                    arm.feasible_threshold = PARTNERED_MODEL_THRESHOLD
 
     def _on_bind(self) -> None:
         super()._on_bind()

@@ -184,3 +184,35 @@ def test_with_a_partner_the_conformance_rules_hold() -> None:
         assert len({tr.config_hash for tr in log.trials if not tr.duplicate}) <= 70
         assert "TPE" in {tr.technique for tr in log.trials}
         assert log.hashes == runs[1].hashes
+
+
+# -- the model's filter beside its partner (model_threshold; docs/TECHNIQUES.md "A stricter filter for the GP
+# beside its partner") --
+
+def _model_threshold(t: DefaultEnsemble) -> float:
+    from techniques.bayes_opt import BayesOpt
+
+    (model,) = [arm for arm in t.arms if isinstance(arm, BayesOpt)]
+    return model.feasible_threshold
+
+
+def test_the_model_filters_harder_only_beside_its_partner() -> None:
+    """0.7 with TPE in the lead; the GP leading alone keeps BayesOpt's 0.5 (it lost pnpoly's boundary at 0.7)."""
+    from techniques.base import FILTER_THRESHOLD
+    from techniques.default import PARTNERED_MODEL_THRESHOLD
+
+    assert PARTNERED_MODEL_THRESHOLD == 0.7
+    assert _model_threshold(create_technique("default", seed=1)) == PARTNERED_MODEL_THRESHOLD
+    assert _model_threshold(create_technique("default", seed=1, partner=None)) == FILTER_THRESHOLD
+    assert _model_threshold(create_technique("default", seed=1, model_threshold=0.5)) == 0.5
+    assert _model_threshold(create_technique("default", seed=1, partner=None, model_threshold=0.6)) == 0.6
+
+
+def test_a_bad_model_threshold_names_the_option() -> None:
+    import pytest
+
+    from ensemble.errors import TechniqueError
+
+    for bad in (0.0, 1.0, "high", 1.5):
+        with pytest.raises(TechniqueError, match="model_threshold"):
+            DefaultEnsemble(model_threshold=bad)
