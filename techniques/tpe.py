@@ -57,14 +57,17 @@ class TPE(SurrogateForest):
 
     Options: ``gamma`` (quantile of the good set, 0.15), ``startup`` (uniform random proposals first, 10),
     ``candidates`` (drawn from ``l`` per fit, 24), ``prior_weight`` (weight of the uniform prior component,
-    1.0), ``min_bandwidth`` (smallest kernel width on the unit scale, 0.05).
+    1.0), ``min_bandwidth`` (smallest kernel width on the unit scale, 0.05), ``feasible_threshold`` (the
+    failure model's P(success) below which a candidate is not ranked while some candidate reaches it, 0.5 as
+    BayesOpt's; docs/TECHNIQUES.md "A stricter filter for the GP beside its partner" measured the GP's).
     """
 
     name: ClassVar[str] = "TPE"
     summary: ClassVar[str] = "tree-structured Parzen estimator, l(x)/g(x) over good and bad quantiles (Bergstra et al. 2011)"
 
     def __init__(self, *, seed: int | None = None, gamma: float = 0.15, startup: int = 10, candidates: int = 24,
-                 prior_weight: float = 1.0, min_bandwidth: float = 0.05, **options: Any) -> None:
+                 prior_weight: float = 1.0, min_bandwidth: float = 0.05,
+                 feasible_threshold: float = FILTER_THRESHOLD, **options: Any) -> None:
         if not 0.0 < float(gamma) < 1.0:
             raise TechniqueError(f"TPE: gamma={gamma!r} must be between 0 and 1 (the good quantile, e.g. 0.15)")
         if int(candidates) < 1 or int(startup) < 1:
@@ -72,12 +75,16 @@ class TPE(SurrogateForest):
         if not float(prior_weight) > 0 or not 0.0 < float(min_bandwidth) <= 1.0:
             raise TechniqueError(f"TPE: prior_weight={prior_weight!r} must be > 0 and min_bandwidth="
                                  f"{min_bandwidth!r} in (0, 1]")
+        if not (isinstance(feasible_threshold, (int, float)) and 0.0 < float(feasible_threshold) < 1.0):
+            raise TechniqueError(f"TPE: feasible_threshold={feasible_threshold!r} must be a probability in (0, 1) "
+                                 f"(e.g. {FILTER_THRESHOLD}, the default)")
         # refit after every result, no interleaved uniform steps: the paper's loop
         super().__init__(seed=seed, initial=int(startup), refit_fraction=0.0, random_fraction=0.0, **options)
         self.gamma = float(gamma)
         self.n_candidates = int(candidates)
         self.prior_weight = float(prior_weight)
         self.min_bandwidth = float(min_bandwidth)
+        self.feasible_threshold = float(feasible_threshold)
 
     # -- the model ---------------------------------------------------------------
     def _split(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -136,7 +143,7 @@ class TPE(SurrogateForest):
             return
         items = list(cands.items())
         p_ok = np.asarray(self.p_success([c for _, c in items]), dtype=float)
-        likely = p_ok >= FILTER_THRESHOLD
+        likely = p_ok >= self.feasible_threshold
         if likely.any() and not likely.all():  # the failure model, as BayesOpt uses it: likely successes only
             items = [hc for hc, keep in zip(items, likely) if keep]
             p_ok = p_ok[likely]

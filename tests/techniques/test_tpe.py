@@ -43,7 +43,10 @@ def test_the_first_proposals_are_the_random_start() -> None:
 @pytest.mark.parametrize("bad, match", [({"gamma": 1.0}, "gamma"), ({"gamma": 0}, "gamma"),
                                         ({"candidates": 0}, "candidates"), ({"startup": 0}, "startup"),
                                         ({"prior_weight": 0}, "prior_weight"), ({"min_bandwidth": 0}, "min_bandwidth"),
+                                        ({"feasible_threshold": 1.0}, "feasible_threshold"),
+                                        ({"feasible_threshold": "high"}, "feasible_threshold"),
                                         ({"bandwidth": 0.1}, "unknown option")])
 def test_options_are_checked_and_named(bad, match) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(TechniqueError, match=match):
         TPE(**bad)
+
