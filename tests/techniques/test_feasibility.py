@@ -206,14 +206,15 @@ def test_calibration_lowers_the_held_out_log_loss() -> None:
     assert all(c <= r + 0.005 for c, r in zip(cal, raw))
 
 
-def test_the_calibrated_model_is_a_function_of_its_observations() -> None:
+@pytest.mark.parametrize("kind", ["calibrated", "monotone"])
+def test_the_forest_kinds_are_functions_of_their_observations(kind: str) -> None:
     """Queried along the way or only at the end, fed the same outcomes, two models answer the same (resume)."""
     from techniques.feasibility import FeasibilityModel
 
-    space, pts, ok = _product_space()
+    space, pts, ok = _product_space() if kind == "calibrated" else _resource_space()
     idx = np.random.default_rng(7).permutation(len(pts))[:200]
-    a = FeasibilityModel.for_space(space, kind="calibrated")
-    b = FeasibilityModel.for_space(space, kind="calibrated")
+    a = FeasibilityModel.for_space(space, kind=kind)
+    b = FeasibilityModel.for_space(space, kind=kind)
     X = np.vstack([space.to_unit(p) for p in pts[::17]])
     for k, i in enumerate(idx):
         for m in (a, b):
@@ -274,19 +275,3 @@ def test_order_features_compare_ordered_values_and_match_unordered_ones() -> Non
     assert f[3].tolist() == [1, 1, 0, 1]  # the failed point itself, seen from outside
     # learning, a point is not compared with itself
     assert model._order(model._X[:2], 2, train=True).tolist() == [[0, 0, 0, 1], [1, 0, 0, 0]]
-
-
-def test_the_monotone_model_is_a_function_of_its_observations() -> None:
-    """Queried along the way or only at the end, fed the same outcomes, two models answer the same (resume)."""
-    space, pts, ok = _resource_space()
-    idx = np.random.default_rng(3).permutation(len(pts))[:200]
-    a = FeasibilityModel.for_space(space, kind="monotone")
-    b = FeasibilityModel.for_space(space, kind="monotone")
-    X = np.vstack([space.to_unit(p) for p in pts[::23]])
-    for k, i in enumerate(idx):
-        for m in (a, b):
-            m.add(space.to_unit(pts[i]), "OK" if ok(pts[i]) else "FAILED")
-        if k % 11 == 0:
-            a.p_success(X)
-    np.testing.assert_array_equal(a.p_success(X), b.p_success(X))
-    assert a.failures > 0 and 0.0 < a.p_success(X).min() and a.p_success(X).max() < 1.0
