@@ -97,8 +97,8 @@ DEFAULT_ENSEMBLE_FEASIBILITY: str | None = "calibrated"
 #: the P(success) below which the model (BayesOpt ``feasible_threshold``) does not rank a candidate, while a
 #: partner shares its lead: 0.7 since session 31, under a rule written for a change that cuts failures
 #: (docs/TECHNIQUES.md, "A stricter filter for the GP beside its partner"). The GP leading alone keeps
-#: BayesOpt's 0.5: there 0.7 cost pnpoly its boundary optimum (session 14), and TPE, which does not filter
-#: this way, is what keeps that boundary within reach
+#: BayesOpt's 0.5: there 0.7 cost pnpoly its boundary optimum (session 14); beside it TPE, filtering at 0.5,
+#: keeps that boundary within reach
 PARTNERED_MODEL_THRESHOLD: float = 0.7
 #: arms that only make sense when the space has a continuous (Float / LogFloat) parameter
 CONTINUOUS_ONLY: frozenset[str] = frozenset({"NelderMead"})

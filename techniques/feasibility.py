@@ -54,7 +54,8 @@ the kind ``techniques.base.DEFAULT_FEASIBILITY`` names):
   pair sums above cut only two-parameter lines.  The forest decides how
   far to trust them: where failures are not monotone the features carry
   no signal and it splits on the others.  Measured, not adopted (session
-  31, docs/TECHNIQUES.md "Order features"): held-out log loss no better
+  31, docs/TECHNIQUES.md "A stricter filter for the GP beside its
+  partner", candidate A): held-out log loss no better
   than the calibrated forest's on a synthetic limit on three parameters,
   and in the default's grid-mode searches fewer late failures on 2 of the
   5 replay spaces only.  An ordered parameter the limit does not involve
