@@ -68,7 +68,8 @@ from ensemble.technique import Technique
 from techniques.bandit import AUCBandit
 
 __all__ = ["CONTINUOUS_ONLY", "DEFAULT_ARMS", "DEFAULT_ENSEMBLE_FEASIBILITY", "DEFAULT_FILL", "DEFAULT_PARTNER",
-           "MODEL_COMPUTE_SHARE", "MODEL_SPREAD_REFITS", "PARTNERED_MODEL_THRESHOLD", "DefaultEnsemble"]
+           "MODEL_COMPUTE_SHARE", "MODEL_SPREAD_REFITS", "PARTNERED_MODEL_THRESHOLD", "PARTNER_MIN_BUDGET",
+           "DefaultEnsemble"]
 
 #: the arms of the default ensemble (see docs/TECHNIQUES.md for the measurement)
 DEFAULT_ARMS: tuple[str, ...] = ("DifferentialEvolution", "GA", "BayesOpt", "NelderMead")
@@ -100,6 +101,9 @@ DEFAULT_ENSEMBLE_FEASIBILITY: str | None = "calibrated"
 #: BayesOpt's 0.5: there 0.7 cost pnpoly its boundary optimum (session 14); beside it TPE, filtering at 0.5,
 #: keeps that boundary within reach
 PARTNERED_MODEL_THRESHOLD: float = 0.7
+#: under this budget (when the run's is known) the partner sits out and the model leads alone; None: any budget
+#: (docs/bench_search_issue18/smallbudget_s31/rule.md)
+PARTNER_MIN_BUDGET: int | None = None
 #: arms that only make sense when the space has a continuous (Float / LogFloat) parameter
 CONTINUOUS_ONLY: frozenset[str] = frozenset({"NelderMead"})
 
@@ -120,6 +124,10 @@ class DefaultEnsemble(AUCBandit):
     ``model_threshold``: the P(success) below which the model does not rank
     a candidate (BayesOpt ``feasible_threshold``); None (default): 0.7
     (``PARTNERED_MODEL_THRESHOLD``) with a partner, BayesOpt's 0.5 without.
+    ``partner_min_budget``: when the run's budget is known and under this,
+    the partner sits out and the model leads alone (threshold 0.5 unless
+    ``model_threshold`` says otherwise); None: the partner joins at any
+    budget.
 
     C = 0.1 rather than OpenTuner's 0.05: with 0.05, on 4-D Rosenbrock the
     arm that keeps earning small improvements (DE or GA) starved Nelder-Mead
@@ -135,7 +143,7 @@ class DefaultEnsemble(AUCBandit):
                  model_led: bool | None = None, fill: str | Technique | None = DEFAULT_FILL,
                  partner: str | Technique | None = DEFAULT_PARTNER,
                  feasibility: str | None = DEFAULT_ENSEMBLE_FEASIBILITY, model_threshold: float | None = None,
-                 **options: Any) -> None:
+                 partner_min_budget: int | None = PARTNER_MIN_BUDGET, **options: Any) -> None:
         if partner is not None and not isinstance(partner, (str, Technique)):
             raise TechniqueError(f"default: partner must be a technique name, a Technique or None (the model "
                                  f"leads alone); got {partner!r}, e.g. partner='TPE' or partner=None")
@@ -147,6 +155,12 @@ class DefaultEnsemble(AUCBandit):
                                                 and 0.0 < float(model_threshold) < 1.0):
             raise TechniqueError(f"default: model_threshold must be a probability in (0, 1) or None (0.7 with a "
                                  f"partner, 0.5 without); got {model_threshold!r}, e.g. model_threshold=0.5")
+        if partner_min_budget is not None and (isinstance(partner_min_budget, bool)
+                                               or not isinstance(partner_min_budget, int) or partner_min_budget < 1):
+            raise TechniqueError(f"default: partner_min_budget must be a positive number of evaluations or None "
+                                 f"(the partner joins at any budget); got {partner_min_budget!r}, e.g. 100")
+        self.partner_min_budget = partner_min_budget
+        self._model_threshold = model_threshold
         if model_led not in (None, True, False):
             raise TechniqueError(f"default: model_led must be None (the model leads exactly on all-discrete "
                                  f"spaces), True or False; got {model_led!r}")
@@ -182,6 +196,16 @@ class DefaultEnsemble(AUCBandit):
         self.model_led = (not continuous) if self._model_led is None else self._model_led
         if self._partner is not None and (not self.model_led or self._model is None):
             self.inactive = self.inactive | {self._partner}  # it shares the model's lead, nothing else
+        small = (self.budget is not None and self.partner_min_budget is not None
+                 and int(self.budget) < self.partner_min_budget)
+        if self._partner is not None:
+            if small:
+                self.inactive = self.inactive | {self._partner}  # too few evaluations for it to learn from
+            if self._model is not None and self._model_threshold is None:
+                from techniques.base import FILTER_THRESHOLD
+
+                # alone the model keeps BayesOpt's threshold, as it was measured alone
+                self.arms[self._model].feasible_threshold = FILTER_THRESHOLD if small else PARTNERED_MODEL_THRESHOLD
 
     def _model_retired(self) -> bool:
         return self._model is not None and getattr(self.arms[self._model], "retired", None) is not None

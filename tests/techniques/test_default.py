@@ -216,3 +216,25 @@ def test_a_bad_model_threshold_names_the_option() -> None:
     for bad in (0.0, 1.0, "high", 1.5):
         with pytest.raises(TechniqueError, match="model_threshold"):
             DefaultEnsemble(model_threshold=bad)
+
+
+def test_the_partner_sits_out_under_partner_min_budget() -> None:
+    """Under the budget the model leads alone at BayesOpt's threshold; at or above it, or with no budget, TPE joins."""
+    from techniques.base import FILTER_THRESHOLD
+    from techniques.default import PARTNERED_MODEL_THRESHOLD
+
+    small = create_technique("default", seed=2, partner_min_budget=100)
+    log = run_technique(small, _discrete_space(), _bowl, budget=60, seed=2)
+    assert {tr.technique for tr in log.trials} == {"BayesOpt"}
+    assert _model_threshold(small) == FILTER_THRESHOLD
+    for budget in (100, None):
+        t = create_technique("default", seed=2, partner_min_budget=100)
+        t.bind(_discrete_space(), budget=budget, rng=np.random.default_rng(2))
+        assert t._partner not in t.inactive and _model_threshold(t) == PARTNERED_MODEL_THRESHOLD
+    import pytest
+
+    from ensemble.errors import TechniqueError
+
+    for bad in (0, 2.5, True, "many"):
+        with pytest.raises(TechniqueError, match="partner_min_budget"):
+            DefaultEnsemble(partner_min_budget=bad)
