@@ -123,7 +123,9 @@ class DefaultEnsemble(AUCBandit):
     "gp", "kernel", or None for none).
     ``model_threshold``: the P(success) below which the model does not rank
     a candidate (BayesOpt ``feasible_threshold``); None (default): 0.7
-    (``PARTNERED_MODEL_THRESHOLD``) with a partner, BayesOpt's 0.5 without.
+    (``PARTNERED_MODEL_THRESHOLD``) while a partner shares the lead,
+    BayesOpt's 0.5 where there is none or it sits out (a space with a
+    continuous parameter, a budget under ``partner_min_budget``).
     ``partner_min_budget``: when the run's budget is known and under this,
     the partner sits out and the model leads alone (threshold 0.5 unless
     ``model_threshold`` says otherwise); None: the partner joins at any
@@ -194,18 +196,19 @@ class DefaultEnsemble(AUCBandit):
         if not continuous:
             self.inactive = {i for i, label in enumerate(self.labels) if label in CONTINUOUS_ONLY}
         self.model_led = (not continuous) if self._model_led is None else self._model_led
-        if self._partner is not None and (not self.model_led or self._model is None):
-            self.inactive = self.inactive | {self._partner}  # it shares the model's lead, nothing else
         small = (self.budget is not None and self.partner_min_budget is not None
                  and int(self.budget) < self.partner_min_budget)
+        # the partner shares the model's lead, nothing else; and it needs evaluations to learn from
+        sits_out = not self.model_led or self._model is None or small
         if self._partner is not None:
-            if small:
-                self.inactive = self.inactive | {self._partner}  # too few evaluations for it to learn from
+            if sits_out:
+                self.inactive = self.inactive | {self._partner}
             if self._model is not None and self._model_threshold is None:
                 from techniques.base import FILTER_THRESHOLD
 
-                # alone the model keeps BayesOpt's threshold, as it was measured alone
-                self.arms[self._model].feasible_threshold = FILTER_THRESHOLD if small else PARTNERED_MODEL_THRESHOLD
+                # without the partner the model keeps BayesOpt's threshold: 0.7 was measured only beside it
+                self.arms[self._model].feasible_threshold = (FILTER_THRESHOLD if sits_out
+                                                             else PARTNERED_MODEL_THRESHOLD)
 
     def _model_retired(self) -> bool:
         return self._model is not None and getattr(self.arms[self._model], "retired", None) is not None

@@ -238,3 +238,13 @@ def test_the_partner_sits_out_under_partner_min_budget() -> None:
     for bad in (0, 2.5, True, "many"):
         with pytest.raises(TechniqueError, match="partner_min_budget"):
             DefaultEnsemble(partner_min_budget=bad)
+
+
+def test_where_the_partner_sits_out_the_model_keeps_bayes_opts_threshold() -> None:
+    """A space with a continuous parameter: the bandit shares the trials, TPE sits out, the GP filters at 0.5."""
+    from techniques.base import FILTER_THRESHOLD
+
+    t = create_technique("default", seed=3)
+    t.bind(SearchSpace().add(Float("x", 0.0, 1.0), Integer("k", 0, 3)), budget=200, rng=np.random.default_rng(3))
+    assert not t.model_led and t._partner in t.inactive
+    assert _model_threshold(t) == FILTER_THRESHOLD
