@@ -35,8 +35,10 @@ proposes.  Together with the calibrated failure forest (below) it scored
 seeds on the five replay spaces, failing less after the first fifth of a
 grid-mode run on all five, under a rule written before the run (it lost
 on conv A100 in file mode and on conv W7800 in grid mode, 0.08 each, and
-on W7800, the smallest budget, by 0.17 in file mode on other seeds:
-under 100 evaluations ``partner=None`` is the better choice);
+on W7800, the smallest budget, by 0.17 in file mode on other seeds;
+session 31's check of the partner sitting out under 100 evaluations,
+``partner_min_budget=100``, gained in file mode and lost in grid mode
+there, within a standard error, and was not adopted);
 apart, each had failed one part of its rule in session 29
 (docs/TECHNIQUES.md, "The partner and the calibrated forest together").
 ``partner=None`` gives the GP the lead alone, as before.  While the
