@@ -86,9 +86,13 @@ __all__ = ["FAILURE_STATES", "KINDS", "FeasibilityModel", "accept"]
 #: the states a failed trial carries (ensemble.result.TrialState): all count as failures by default
 FAILURE_STATES: tuple[str, ...] = ("FAILED", "TIMEOUT", "INVALID")
 #: the classifier kinds
-KINDS: tuple[str, ...] = ("kernel", "forest", "calibrated", "monotone", "gp")
-#: the forest kinds (scikit-learn's random forest, with or without Platt scaling and the order features)
-FOREST_KINDS: frozenset[str] = frozenset({"forest", "calibrated", "monotone"})
+KINDS: tuple[str, ...] = ("kernel", "forest", "calibrated", "monotone", "products", "gp")
+#: the forest kinds (scikit-learn's random forest, with or without Platt scaling, the order or the value features)
+FOREST_KINDS: frozenset[str] = frozenset({"forest", "calibrated", "monotone", "products"})
+#: the forest kinds whose votes are Platt-scaled
+CALIBRATED_KINDS: frozenset[str] = frozenset({"calibrated", "monotone", "products"})
+#: parameters with more values than this get no value features (the lookup table is per value)
+MAX_VALUE_TABLE = 4096
 
 
 def _state(trial_state: Any) -> str:
@@ -106,7 +110,8 @@ class FeasibilityModel:
 
     def __init__(self, dims: int, *, steps: np.ndarray | None = None, kind: str = "kernel",
                  states: Iterable[str] = FAILURE_STATES, trees: int = 32, refit_growth: float = 1.1,
-                 ordered: np.ndarray | None = None) -> None:
+                 ordered: np.ndarray | None = None,
+                 log_values: Iterable[tuple[int, np.ndarray, np.ndarray]] | None = None) -> None:
         if kind not in KINDS:
             raise TechniqueError(f"feasibility: kind must be one of {KINDS} (got {kind!r}); 'kernel' is the default")
         states = tuple(_state(s) for s in states)
@@ -132,6 +137,19 @@ class FeasibilityModel:
                                  f"(got shape {order.shape}); FeasibilityModel.for_space computes it")
         #: per unit-cube dimension, whether its values have an order ("monotone" compares them; else equality)
         self.ordered = order
+        #: per numeric coordinate ("products" reads them): (column, unit-cube centres of its values ascending,
+        #: log of the values in that order); FeasibilityModel.for_space computes them
+        self._log_values: list[tuple[int, np.ndarray, np.ndarray]] = []
+        self._twos: list[np.ndarray] = []  # per entry of _log_values: the power of two dividing each value
+        for c, centres, logs in log_values or ():
+            centres, logs = np.asarray(centres, dtype=float), np.asarray(logs, dtype=float)
+            if (not 0 <= int(c) < self.dims or centres.ndim != 1 or centres.shape != logs.shape or len(logs) < 2
+                    or not np.all(np.isfinite(logs)) or not np.all(np.diff(centres) > 0)):
+                raise TechniqueError(f"feasibility: log_values must give, per column in [0, {self.dims}), the "
+                                     f"ascending unit-cube centres of at least two values and their finite logs "
+                                     f"(got column {c!r}); FeasibilityModel.for_space computes them")
+            self._log_values.append((int(c), centres, logs))
+            self._twos.append(_twos(logs))
         self._X = np.zeros((16, self.dims))
         self._y = np.zeros(16)  # 1 = OK, 0 = counted failure
         self._n = 0
@@ -153,15 +171,21 @@ class FeasibilityModel:
         dims = int(space.dims)
         steps = np.full(dims, 0.1)  # continuous / multi-coordinate parameters: a tenth of the cube
         ordered = np.zeros(dims, dtype=bool)
+        logs: list[tuple[int, np.ndarray, np.ndarray]] = []
         col = 0
         for p in getattr(space, "params", []):
             width = int(getattr(p, "dims", 1))
             count = getattr(p, "cardinality", None) if getattr(p, "discrete", False) else None
             if width == 1 and isinstance(count, int) and count > 1 and col < dims:
                 steps[col] = 1.0 / count  # the unit-cube distance between neighbouring values
+                table = _log_table(p, count)
+                if table is not None:
+                    logs.append((col, *table))
             if width == 1 and col < dims:
                 ordered[col] = _has_order(p)
             col += width
+        if options.get("kind") == "products":
+            options.setdefault("log_values", logs)
         return cls(dims, steps=steps, ordered=ordered, **options)
 
     # -- data ----------------------------------------------------------------
@@ -244,7 +268,40 @@ class FeasibilityModel:
             idx = np.hstack([idx, idx[:, i] + idx[:, j], idx[:, i] - idx[:, j]])
         if self.kind == "monotone":
             idx = np.hstack([idx, self._order(X, m, train)])
+        if self.kind == "products" and self._log_values:
+            idx = np.hstack([idx, self._value_features(X)])
         return idx
+
+    def _value_features(self, X: np.ndarray) -> np.ndarray:
+        """The "products" kind's inputs from the values themselves (the numeric coordinates of ``log_values``).
+
+        Why: the limits that make tuning configurations fail are mostly
+        products (threads = block_x * block_y, a tile's shared memory = the
+        product of its sides and the block's) and alignments (a block size
+        that is a multiple of the warp size).  Where the values are not powers
+        of two (block sizes 16, 32, 48, ...) an index sum is not the log of a
+        product, so such a limit is a curve the trees can only stair-step; as
+        a sum of logs it is one cut.  Per row: log(value) of each numeric
+        coordinate, the sum and the difference of each pair of them (up to 12
+        coordinates), the sum of them all (three or more), and the exponent of
+        the largest power of two dividing each integer value.
+        """
+        logs, twos = [], []
+        for (c, centres, table), two in zip(self._log_values, self._twos, strict=True):
+            mid = (centres[1:] + centres[:-1]) / 2.0
+            k = np.searchsorted(mid, X[:, c])  # the nearest value's position (cells meet half-way)
+            logs.append(table[k])
+            twos.append(two[k])
+        lv = np.column_stack(logs)
+        parts = [lv]
+        n = lv.shape[1]
+        if 2 <= n <= 12:
+            a, b = np.triu_indices(n, 1)
+            parts += [lv[:, a] + lv[:, b], lv[:, a] - lv[:, b]]
+        if n >= 3:
+            parts.append(lv.sum(1, keepdims=True))
+        parts.append(np.column_stack(twos))
+        return np.hstack(parts)
 
     def _order(self, X: np.ndarray, m: int, train: bool) -> np.ndarray:
         """Per row of ``X``: a failure at or below it, a failure at or above it, a success at or below, at or above.
@@ -306,7 +363,7 @@ class FeasibilityModel:
             elif self.kind in FOREST_KINDS:
                 from sklearn.ensemble import RandomForestClassifier
 
-                calibrate = self.kind in ("calibrated", "monotone")
+                calibrate = self.kind in CALIBRATED_KINDS
                 with warnings.catch_warnings():  # a few observations may have no out-of-bag vote: left out
                     warnings.filterwarnings("ignore", message=".*OOB.*|.*out-of-bag.*")
                     self._clf = RandomForestClassifier(n_estimators=self.trees, random_state=m, n_jobs=1,
@@ -401,6 +458,40 @@ def _has_order(param: Any) -> bool:
     numeric = all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
                   for v in vals)
     return numeric and all(a < b for a, b in itertools.pairwise(vals))
+
+
+def _log_table(param: Any, count: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(unit-cube centres, log of the values), both ascending by centre, for a discrete one-coordinate
+    parameter whose values are all positive numbers; None otherwise (booleans, strings, a zero, too many)."""
+    if count > MAX_VALUE_TABLE or not callable(getattr(param, "values", None)):
+        return None
+    try:
+        values = list(param.values())
+        centres = np.array([float(param.to_unit(v)[0]) for v in values])
+    except Exception:  # noqa: BLE001 - a parameter that cannot list its values gets no value feature
+        return None
+    if len(values) != count or any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                                                           np.floating))
+                                   for v in values):
+        return None
+    arr = np.asarray(values, dtype=float)
+    if not np.all(np.isfinite(arr)) or not np.all(arr > 0):
+        return None
+    order = np.argsort(centres, kind="stable")
+    if not np.all(np.diff(centres[order]) > 0):
+        return None
+    return centres[order], np.log2(arr[order])
+
+
+def _twos(logs: np.ndarray) -> np.ndarray:
+    """Per value (given as log2): the exponent of the largest power of two dividing it; 0 if not an integer."""
+    out = np.zeros(len(logs))
+    for k, lg in enumerate(logs):
+        v = 2.0 ** float(lg)
+        n = int(round(v))
+        if n > 0 and abs(v - n) <= 1e-6 * max(1.0, v):
+            out[k] = min((n & -n).bit_length() - 1, 62)
+    return out
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
