@@ -12,12 +12,15 @@
 # once, each with a GPU and 16 cores to itself, the conditions of a one-GPU machine with 16 cores.
 # At the end every job's folder is packed into $OUT/fanout.tgz (the device tool brings back few files) and the
 # last lines of each log are printed. The exit status is the number of jobs that failed.
+# GPU_SHARE=1: every job on GPU 0 at once (a one-GPU machine; the CPUs are still split). Why: two arms compared
+# side by side then meet the same contention; what is compared is their picks re-timed afterwards, one at a time.
 set -u
 OUT=${OUT:-.}
 n=$#
 if [ "$n" -lt 1 ]; then echo "usage: gpu_fanout.sh 'job for GPU 0' ['job for GPU 1' ...]" >&2; exit 2; fi
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-if [ "${gpus:-0}" -lt "$n" ]; then
+share=${GPU_SHARE:-0}
+if [ "$share" != 1 ] && [ "${gpus:-0}" -lt "$n" ]; then
   echo "gpu_fanout: $n jobs but nvidia-smi lists ${gpus:-0} GPU(s); give at most that many jobs" >&2; exit 2
 fi
 cpus=$(python3 -c "import os; print(' '.join(map(str, sorted(os.sched_getaffinity(0)))))")
@@ -29,8 +32,9 @@ k=0
 for job in "$@"; do
   slice=$(IFS=,; echo "${cpu_list[*]:$(( k * per )):$per}")
   d="$OUT/gpu$k"; mkdir -p "$d"
-  echo "job $k: GPU $k, CPUs $slice: $job"
-  ( export CUDA_VISIBLE_DEVICES=$k OUT="$d"; exec taskset -c "$slice" bash -c "$job" ) > "$d/job.log" 2>&1 &
+  echo "job $k: GPU $([ "$share" = 1 ] && echo 0 || echo $k), CPUs $slice: $job"
+  dev=$k; [ "$share" = 1 ] && dev=0
+  ( export CUDA_VISIBLE_DEVICES=$dev OUT="$d"; exec taskset -c "$slice" bash -c "$job" ) > "$d/job.log" 2>&1 &
   pids+=($!)
   k=$(( k + 1 ))
 done
