@@ -60,7 +60,11 @@ class TPE(SurrogateForest):
     1.0), ``min_bandwidth`` (smallest kernel width on the unit scale, 0.05), ``feasible_threshold`` (the
     failure model's P(success) below which a candidate is not ranked while some candidate reaches it, 0.5 as
     BayesOpt's; docs/TECHNIQUES.md "A stricter filter for the GP beside its partner": 0.7 for TPE inside the
-    default ensemble was checked there and not adopted).
+    default ensemble was checked there and not adopted), ``redraws`` (when none of a fit's candidates
+    reaches the threshold, draw another ``candidates`` from ``l`` up to this many more times before ranking
+    them all; 0, the default, ranks them all at once. Why: near a failure boundary every candidate of a
+    batch can be unlikely, and ranking them all sent TPE's late picks into failures; session 32's reading,
+    docs/bench_search_issue18/redraw_s32/rule.md).
     """
 
     name: ClassVar[str] = "TPE"
@@ -68,7 +72,7 @@ class TPE(SurrogateForest):
 
     def __init__(self, *, seed: int | None = None, gamma: float = 0.15, startup: int = 10, candidates: int = 24,
                  prior_weight: float = 1.0, min_bandwidth: float = 0.05,
-                 feasible_threshold: float = FILTER_THRESHOLD, **options: Any) -> None:
+                 feasible_threshold: float = FILTER_THRESHOLD, redraws: int = 0, **options: Any) -> None:
         if not 0.0 < float(gamma) < 1.0:
             raise TechniqueError(f"TPE: gamma={gamma!r} must be between 0 and 1 (the good quantile, e.g. 0.15)")
         if int(candidates) < 1 or int(startup) < 1:
@@ -79,6 +83,9 @@ class TPE(SurrogateForest):
         if not (isinstance(feasible_threshold, (int, float)) and 0.0 < float(feasible_threshold) < 1.0):
             raise TechniqueError(f"TPE: feasible_threshold={feasible_threshold!r} must be a probability in (0, 1) "
                                  f"(e.g. {FILTER_THRESHOLD}, the default)")
+        if isinstance(redraws, bool) or not isinstance(redraws, (int, np.integer)) or int(redraws) < 0:
+            raise TechniqueError(f"TPE: redraws={redraws!r} must be a whole number >= 0 (extra candidate draws when "
+                                 f"none is likely to run; 0, the default, ranks them all at once)")
         # refit after every result, no interleaved uniform steps: the paper's loop
         super().__init__(seed=seed, initial=int(startup), refit_fraction=0.0, random_fraction=0.0, **options)
         self.gamma = float(gamma)
@@ -86,6 +93,7 @@ class TPE(SurrogateForest):
         self.prior_weight = float(prior_weight)
         self.min_bandwidth = float(min_bandwidth)
         self.feasible_threshold = float(feasible_threshold)
+        self.redraws = int(redraws)
 
     # -- the model ---------------------------------------------------------------
     def _split(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -133,17 +141,26 @@ class TPE(SurrogateForest):
         X = self._matrix()
         good, bad = self._split(y)
         cands: dict[str, dict[str, Any]] = {}
-        for x in self._draw(X[good], self.n_candidates):
-            c = self.decode(x)
-            h = self.hash(c)
-            if h not in cands and not self._seen(h):
-                cands[h] = c
+        p_list: list[float] = []
+        for attempt in range(1 + self.redraws):
+            fresh: dict[str, dict[str, Any]] = {}
+            for x in self._draw(X[good], self.n_candidates):
+                c = self.decode(x)
+                h = self.hash(c)
+                if h not in cands and h not in fresh and not self._seen(h):
+                    fresh[h] = c
+            cands.update(fresh)
+            p_list += [float(p) for p in self.p_success(list(fresh.values()))] if fresh else []
+            # draw again only while no candidate is likely to run (and the model knows of failures at all)
+            if self.feasibility is None or not self.feasibility.failures or any(
+                    p >= self.feasible_threshold for p in p_list):
+                break
         self.fits += 1
         if not cands:
             self._ranked = []
             return
         items = list(cands.items())
-        p_ok = np.asarray(self.p_success([c for _, c in items]), dtype=float)
+        p_ok = np.asarray(p_list, dtype=float)
         likely = p_ok >= self.feasible_threshold
         if likely.any() and not likely.all():  # the failure model, as BayesOpt uses it: likely successes only
             items = [hc for hc, keep in zip(items, likely) if keep]
