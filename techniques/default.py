@@ -71,7 +71,7 @@ from techniques.bandit import AUCBandit
 
 __all__ = ["CONTINUOUS_ONLY", "DEFAULT_ARMS", "DEFAULT_ENSEMBLE_FEASIBILITY", "DEFAULT_FILL", "DEFAULT_PARTNER",
            "MODEL_COMPUTE_SHARE", "MODEL_SPREAD_REFITS", "PARTNERED_MODEL_THRESHOLD", "PARTNER_MIN_BUDGET",
-           "DefaultEnsemble"]
+           "PARTNER_REDRAWS", "DefaultEnsemble"]
 
 #: the arms of the default ensemble (see docs/TECHNIQUES.md for the measurement)
 DEFAULT_ARMS: tuple[str, ...] = ("DifferentialEvolution", "GA", "BayesOpt", "NelderMead")
@@ -103,6 +103,11 @@ DEFAULT_ENSEMBLE_FEASIBILITY: str | None = "calibrated"
 #: BayesOpt's 0.5: there 0.7 cost pnpoly its boundary optimum (session 14); beside it TPE, filtering at 0.5,
 #: keeps that boundary within reach
 PARTNERED_MODEL_THRESHOLD: float = 0.7
+#: the extra candidate draws of the partner (TPE ``redraws``) when none of a fit's candidates is likely to run:
+#: 4 since session 32, under a rule written before the runs (docs/TECHNIQUES.md, "TPE draws again when no
+#: candidate is likely to run"); TPE on its own keeps 0, since only the partner was measured; turn it off with
+#: --technique-option partner_redraws=0
+PARTNER_REDRAWS: int = 4
 #: under this budget (when the run's is known) the partner sits out and the model leads alone; None: any budget
 #: (docs/bench_search_issue18/smallbudget_s31/rule.md)
 PARTNER_MIN_BUDGET: int | None = None
@@ -128,6 +133,10 @@ class DefaultEnsemble(AUCBandit):
     (``PARTNERED_MODEL_THRESHOLD``) while a partner shares the lead,
     BayesOpt's 0.5 where there is none or it sits out (a space with a
     continuous parameter, a budget under ``partner_min_budget``).
+    ``partner_redraws``: the partner's extra candidate draws when none of
+    a fit's candidates is likely to run (TPE ``redraws``); None (default):
+    ``PARTNER_REDRAWS``, 4, for a partner given by name, its own setting for
+    one given as a Technique; 0 ranks them all at once, as before session 32.
     ``partner_min_budget``: when the run's budget is known and under this,
     the partner sits out and the model leads alone (threshold 0.5 unless
     ``model_threshold`` says otherwise); None: the partner joins at any
@@ -147,7 +156,8 @@ class DefaultEnsemble(AUCBandit):
                  model_led: bool | None = None, fill: str | Technique | None = DEFAULT_FILL,
                  partner: str | Technique | None = DEFAULT_PARTNER,
                  feasibility: str | None = DEFAULT_ENSEMBLE_FEASIBILITY, model_threshold: float | None = None,
-                 partner_min_budget: int | None = PARTNER_MIN_BUDGET, **options: Any) -> None:
+                 partner_min_budget: int | None = PARTNER_MIN_BUDGET, partner_redraws: int | None = None,
+                 **options: Any) -> None:
         if partner is not None and not isinstance(partner, (str, Technique)):
             raise TechniqueError(f"default: partner must be a technique name, a Technique or None (the model "
                                  f"leads alone); got {partner!r}, e.g. partner='TPE' or partner=None")
@@ -163,6 +173,10 @@ class DefaultEnsemble(AUCBandit):
                                                or not isinstance(partner_min_budget, int) or partner_min_budget < 1):
             raise TechniqueError(f"default: partner_min_budget must be a positive number of evaluations or None "
                                  f"(the partner joins at any budget); got {partner_min_budget!r}, e.g. 100")
+        if partner_redraws is not None and (isinstance(partner_redraws, bool) or not isinstance(partner_redraws, int)
+                                            or partner_redraws < 0):
+            raise TechniqueError(f"default: partner_redraws must be a whole number >= 0 (the partner's extra "
+                                 f"candidate draws; 0 turns them off) or None; got {partner_redraws!r}, e.g. 4")
         self.partner_min_budget = partner_min_budget
         self._model_threshold = model_threshold
         if model_led not in (None, True, False):
@@ -189,6 +203,10 @@ class DefaultEnsemble(AUCBandit):
                     arm.feasible_threshold = float(model_threshold)
                 elif partner is not None:
                     arm.feasible_threshold = PARTNERED_MODEL_THRESHOLD
+        if partner_redraws is None and isinstance(partner, str):
+            partner_redraws = PARTNER_REDRAWS  # a partner given as a Technique keeps its own setting
+        if partner_redraws is not None and self._partner is not None and hasattr(self.arms[self._partner], "redraws"):
+            self.arms[self._partner].redraws = partner_redraws
 
     def _on_bind(self) -> None:
         super()._on_bind()

@@ -248,3 +248,30 @@ def test_where_the_partner_sits_out_the_model_keeps_bayes_opts_threshold() -> No
     t.bind(SearchSpace().add(Float("x", 0.0, 1.0), Integer("k", 0, 3)), budget=200, rng=np.random.default_rng(3))
     assert not t.model_led and t._partner in t.inactive
     assert _model_threshold(t) == FILTER_THRESHOLD
+
+
+# -- the partner draws again when no candidate is likely to run (partner_redraws; docs/TECHNIQUES.md
+#    "TPE draws again when no candidate is likely to run") ---------------------------------------------------
+
+
+def test_the_partner_redraws_by_default_and_the_option_turns_it_off() -> None:
+    """TPE as the default's partner draws up to 4 more batches; TPE on its own, or given as a Technique, keeps
+    its own setting; partner_redraws=0 restores the ranking of every candidate."""
+    import pytest
+
+    from ensemble.errors import TechniqueError
+    from techniques.default import PARTNER_REDRAWS
+    from techniques.tpe import TPE
+
+    def redraws(t: DefaultEnsemble) -> int:
+        return t.arms[t.labels.index("TPE")].redraws
+
+    assert PARTNER_REDRAWS == 4
+    assert redraws(create_technique("default", seed=1)) == PARTNER_REDRAWS
+    assert redraws(create_technique("default", seed=1, partner_redraws=0)) == 0
+    assert redraws(DefaultEnsemble(seed=1, partner=TPE(redraws=2))) == 2
+    assert redraws(DefaultEnsemble(seed=1, partner=TPE(redraws=2), partner_redraws=1)) == 1
+    assert create_technique("TPE", seed=1).redraws == 0
+    for bad in (-1, 1.5, True, "4"):
+        with pytest.raises(TechniqueError, match="partner_redraws"):
+            DefaultEnsemble(partner_redraws=bad)
