@@ -23,7 +23,7 @@ unknown.  A technique that should not avoid "wrong output" (INVALID) regions,
 because the output check is what it is tuning, passes
 ``states=("FAILED", "TIMEOUT")``.
 
-Four classifiers, chosen among by measurement (``scripts/bench_feasibility.py``,
+Classifiers, chosen among by measurement (``scripts/bench_feasibility.py``,
 docs/TECHNIQUES.md "Learning where configurations fail"; the techniques learn
 the kind ``techniques.base.DEFAULT_FEASIBILITY`` names):
 
@@ -60,6 +60,17 @@ the kind ``techniques.base.DEFAULT_FEASIBILITY`` names):
   and in the default's grid-mode searches fewer late failures on 2 of the
   5 replay spaces only.  An ordered parameter the limit does not involve
   makes "at or below" rare, which is one reading of why;
+* ``"products"``: the calibrated forest with inputs read from the values
+  themselves, for every parameter whose values are positive numbers:
+  log(value), the sum and the difference of each pair of logs (the log of a
+  product or a ratio), the sum of all of them, and the power of two dividing
+  each value.  Why: threads per block and shared memory are products of
+  block and tile sizes, and block sizes stepping by 16 are not powers of two,
+  so an index sum is not the log of a product.  Measured, not adopted
+  (session 32, docs/TECHNIQUES.md "TPE draws again when no candidate is
+  likely to run"): better offline on a synthetic product limit, but in the
+  default's grid-mode searches fewer late failures on 3 of the 5 replay
+  spaces only, as with the plain forest in session 13;
 * ``"gp"``: scikit-learn's Laplace-approximation GP classifier (Rasmussen &
   Williams 2006, sec. 3.4), the costliest (O(n^3) per fit).
 
@@ -104,7 +115,7 @@ class FeasibilityModel:
 
     ``steps``: the kernel's width per unit-cube dimension (one value step of
     each parameter; :meth:`for_space` computes it), ``kind``: "kernel",
-    "forest", "calibrated", "monotone" or "gp", ``states``: the failure states that count as
+    "forest", "calibrated", "monotone", "products" or "gp", ``states``: the failure states that count as
     infeasible (others are kept but ignored by the classifier).
     """
 

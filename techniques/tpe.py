@@ -25,8 +25,8 @@ How it fits the project (differences from the paper, each with the reason):
   no sorting per dimension.
 * Failures (FAILED, TIMEOUT, INVALID) join the bad set, so ``g`` learns where the space fails; and,
   as every model-led technique here (issue 18), the run's failure model ranks candidates by
-  ``l/g x P(success)`` among those with ``P >= 0.5`` (all of them when none or every one is). The paper
-  has no failures.
+  ``l/g x P(success)`` among those with ``P >= 0.5`` (all of them when none or every one is; with
+  ``redraws``, a fit with none draws again first). The paper has no failures.
 * Constants: ``gamma`` 0.15, the quantile the paper reports for its experiments as we read it (Hyperopt
   and most ports default to 0.25); 24 candidates per proposal (Hyperopt's count); the first ``startup``
   (10, Optuna's count) proposals uniform random, the paper's random initial jobs. None was tuned here.
