@@ -76,8 +76,8 @@ from ensemble.technique import Technique
 from techniques.bandit import AUCBandit
 
 __all__ = ["CONTINUOUS_ONLY", "DEFAULT_ARMS", "DEFAULT_ENSEMBLE_FEASIBILITY", "DEFAULT_FILL", "DEFAULT_PARTNER",
-           "MODEL_COMPUTE_SHARE", "MODEL_SPREAD_REFITS", "PARTNERED_MODEL_THRESHOLD", "PARTNER_MIN_BUDGET",
-           "PARTNER_REDRAWS", "DefaultEnsemble"]
+           "MODEL_COMPUTE_SHARE", "MODEL_SPREAD_REFITS", "PARTNERED_MODEL_EXPLORE", "PARTNERED_MODEL_THRESHOLD",
+           "PARTNER_MIN_BUDGET", "PARTNER_REDRAWS", "DefaultEnsemble"]
 
 #: the arms of the default ensemble (see docs/TECHNIQUES.md for the measurement)
 DEFAULT_ARMS: tuple[str, ...] = ("DifferentialEvolution", "GA", "BayesOpt", "NelderMead")
@@ -109,6 +109,12 @@ DEFAULT_ENSEMBLE_FEASIBILITY: str | None = "calibrated"
 #: BayesOpt's 0.5: there 0.7 cost pnpoly its boundary optimum (session 14); beside it TPE, filtering at 0.5,
 #: keeps that boundary within reach
 PARTNERED_MODEL_THRESHOLD: float = 0.7
+#: the share of the model's picks ranked over every candidate, not only the likely ones (BayesOpt
+#: ``explore_failures``), while a partner shares its lead: 0 since session 32, under a rule written before the
+#: runs (docs/TECHNIQUES.md, "The GP stops its exploring picks beside TPE"): late, those picks failed 69 of 71
+#: times (conv A100), and TPE, filtering at 0.5, keeps sampling near the failure boundary. Alone the GP keeps
+#: BayesOpt's 0.05, the guard that a wrong failure model cannot shut out an optimum on the boundary
+PARTNERED_MODEL_EXPLORE: float = 0.0
 #: the extra candidate draws of the partner (TPE ``redraws``) when none of a fit's candidates is likely to run:
 #: 4 since session 32, under a rule written before the runs (docs/TECHNIQUES.md, "TPE draws again when no
 #: candidate is likely to run"); TPE on its own keeps 0, since only the partner was measured; turn it off with
@@ -139,6 +145,10 @@ class DefaultEnsemble(AUCBandit):
     (``PARTNERED_MODEL_THRESHOLD``) while a partner shares the lead,
     BayesOpt's 0.5 where there is none or it sits out (a space with a
     continuous parameter, a budget under ``partner_min_budget``).
+    ``model_explore``: the share of the model's picks ranked over every
+    candidate, not only the likely ones (BayesOpt ``explore_failures``);
+    None (default): 0 (``PARTNERED_MODEL_EXPLORE``) while a partner shares
+    the lead, BayesOpt's 0.05 where there is none or it sits out.
     ``partner_redraws``: the partner's extra candidate draws when none of
     a fit's candidates is likely to run (TPE ``redraws``); None (default):
     ``PARTNER_REDRAWS``, 4, for a partner given by name, its own setting for
@@ -162,6 +172,7 @@ class DefaultEnsemble(AUCBandit):
                  model_led: bool | None = None, fill: str | Technique | None = DEFAULT_FILL,
                  partner: str | Technique | None = DEFAULT_PARTNER,
                  feasibility: str | None = DEFAULT_ENSEMBLE_FEASIBILITY, model_threshold: float | None = None,
+                 model_explore: float | None = None,
                  partner_min_budget: int | None = PARTNER_MIN_BUDGET, partner_redraws: int | None = None,
                  **options: Any) -> None:
         if partner is not None and not isinstance(partner, (str, Technique)):
@@ -183,8 +194,14 @@ class DefaultEnsemble(AUCBandit):
                                             or partner_redraws < 0):
             raise TechniqueError(f"default: partner_redraws must be a whole number >= 0 (the partner's extra "
                                  f"candidate draws; 0 turns them off) or None; got {partner_redraws!r}, e.g. 4")
+        if model_explore is not None and (isinstance(model_explore, bool) or not isinstance(model_explore, (int, float))
+                                          or not 0.0 <= float(model_explore) <= 1.0):
+            raise TechniqueError(f"default: model_explore must be a share in [0, 1] or None (0 with a partner, "
+                                 f"BayesOpt's 0.05 without); got {model_explore!r}, e.g. model_explore=0.05")
         self.partner_min_budget = partner_min_budget
         self._model_threshold = model_threshold
+        self._model_explore = None if model_explore is None else float(model_explore)
+        self._model_explore_alone = 0.05  # BayesOpt's own, read from the arm below
         if model_led not in (None, True, False):
             raise TechniqueError(f"default: model_led must be None (the model leads exactly on all-discrete "
                                  f"spaces), True or False; got {model_led!r}")
@@ -209,6 +226,11 @@ class DefaultEnsemble(AUCBandit):
                     arm.feasible_threshold = float(model_threshold)
                 elif partner is not None:
                     arm.feasible_threshold = PARTNERED_MODEL_THRESHOLD
+                self._model_explore_alone = arm.explore_failures
+                if model_explore is not None:
+                    arm.explore_failures = float(model_explore)
+                elif partner is not None:
+                    arm.explore_failures = PARTNERED_MODEL_EXPLORE
         if partner_redraws is None and isinstance(partner, str):
             partner_redraws = PARTNER_REDRAWS  # a partner given as a Technique keeps its own setting
         if partner_redraws is not None and self._partner is not None and hasattr(self.arms[self._partner], "redraws"):
@@ -235,6 +257,10 @@ class DefaultEnsemble(AUCBandit):
                 # without the partner the model keeps BayesOpt's threshold: 0.7 was measured only beside it
                 self.arms[self._model].feasible_threshold = (FILTER_THRESHOLD if sits_out
                                                              else PARTNERED_MODEL_THRESHOLD)
+            if self._model is not None and self._model_explore is None:
+                # likewise its exploring picks: turned off only where the partner samples the boundary
+                self.arms[self._model].explore_failures = (self._model_explore_alone if sits_out
+                                                           else PARTNERED_MODEL_EXPLORE)
 
     def _model_retired(self) -> bool:
         return self._model is not None and getattr(self.arms[self._model], "retired", None) is not None

@@ -275,3 +275,36 @@ def test_the_partner_redraws_by_default_and_the_option_turns_it_off() -> None:
     for bad in (-1, 1.5, True, "4"):
         with pytest.raises(TechniqueError, match="partner_redraws"):
             DefaultEnsemble(partner_redraws=bad)
+
+
+# -- the GP's exploring picks beside its partner (model_explore; docs/TECHNIQUES.md "The GP stops its exploring
+#    picks beside TPE") ----------------------------------------------------------------------------------------
+
+
+def test_the_model_stops_exploring_only_beside_its_partner() -> None:
+    """0 while TPE shares the lead; BayesOpt's own 0.05 alone or where the partner sits out; the option rules."""
+    import pytest
+
+    from ensemble.errors import TechniqueError
+    from techniques.default import PARTNERED_MODEL_EXPLORE
+
+    def explore(t: DefaultEnsemble) -> float:
+        return t.arms[t._model].explore_failures
+
+    discrete = SearchSpace().add(Integer("a", 0, 9), Integer("b", 0, 9))
+    t = create_technique("default", seed=1)
+    t.bind(discrete, budget=100, rng=np.random.default_rng(1))
+    assert PARTNERED_MODEL_EXPLORE == 0.0 and explore(t) == 0.0
+    alone = create_technique("default", seed=1, partner=None)
+    alone.bind(discrete, budget=100, rng=np.random.default_rng(1))
+    assert explore(alone) == 0.05
+    sits_out = create_technique("default", seed=1)
+    sits_out.bind(SearchSpace().add(Float("x", 0.0, 1.0), Integer("k", 0, 3)), budget=100,
+                  rng=np.random.default_rng(1))
+    assert sits_out._partner in sits_out.inactive and explore(sits_out) == 0.05
+    forced = create_technique("default", seed=1, model_explore=0.05)
+    forced.bind(discrete, budget=100, rng=np.random.default_rng(1))
+    assert explore(forced) == 0.05
+    for bad in (-0.1, 1.5, "some", True):
+        with pytest.raises(TechniqueError, match="model_explore"):
+            DefaultEnsemble(model_explore=bad)
