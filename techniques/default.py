@@ -57,6 +57,9 @@ session 32): at 25 unread seeds in grid mode conv A100's late failures
 fell from 0.179 to 0.108 and A6000's from 0.145 to 0.078, means level
 (docs/TECHNIQUES.md, "TPE draws again when no candidate is likely to
 run").
+Beside TPE the GP also makes no exploring picks (``PARTNERED_MODEL_EXPLORE``,
+session 32; docs/TECHNIQUES.md, "The GP stops its exploring picks beside
+TPE"); alone it keeps BayesOpt's 0.05.
 
 Failures: the ensemble learns one failure model from every trial
 (:mod:`techniques.feasibility`, a random forest whose votes are mapped to
