@@ -142,7 +142,7 @@ class TPE(SurrogateForest):
         good, bad = self._split(y)
         cands: dict[str, dict[str, Any]] = {}
         p_list: list[float] = []
-        for attempt in range(1 + self.redraws):
+        for _ in range(1 + self.redraws):
             fresh: dict[str, dict[str, Any]] = {}
             for x in self._draw(X[good], self.n_candidates):
                 c = self.decode(x)
