@@ -189,8 +189,8 @@ class FeasibilityModel:
             count = getattr(p, "cardinality", None) if getattr(p, "discrete", False) else None
             if width == 1 and isinstance(count, int) and count > 1 and col < dims:
                 steps[col] = 1.0 / count  # the unit-cube distance between neighbouring values
-                table = _log_table(p, count)
-                if table is not None:
+                table = _log_table(p, count) if options.get("kind") == "products" else None
+                if table is not None:  # only the "products" kind reads them: no per-value work for the others
                     logs.append((col, *table))
             if width == 1 and col < dims:
                 ordered[col] = _has_order(p)
