@@ -72,28 +72,55 @@ def run_one(spec, cachefile, strategy, seed, recorded):
     return order[: spec["budget"]]
 
 
+#: what a forked worker needs (set in main() before the pool starts; fork shares it, nothing is pickled)
+_SHARED: dict = {}
+
+
+def _one_task(task):
+    """(strategy, seed) -> (strategy, seed, configs or None, error or None); Kernel Tuner's prints silenced."""
+    strategy, seed = task
+    with open(os.devnull, "w") as devnull:
+        stdout, sys.stdout = sys.stdout, devnull  # Kernel Tuner prints per config
+        try:
+            return strategy, seed, run_one(_SHARED["spec"], _SHARED["cachefile"], strategy, seed,
+                                           _SHARED["recorded"]), None
+        except Exception as exc:  # noqa: BLE001 - report, let the benchmark go on
+            return strategy, seed, None, f"{type(exc).__name__}: {exc}"
+        finally:
+            sys.stdout = stdout
+
+
 def main():
+    """Every (strategy, seed) run, in ``spec["jobs"]`` processes (default 1: one after another, as before).
+
+    Each run seeds ``random`` and ``numpy.random`` itself, so the result does not depend on the process it ran in.
+    """
     logging.disable(logging.CRITICAL)
     with open(sys.argv[1]) as fh:
         spec = json.load(fh)
     recorded = {tuple(k) for k, _v, _c in spec["table"]}
-    runs, errors = {}, {}
-    with tempfile.TemporaryDirectory() as tmp, open(os.devnull, "w") as devnull:
+    jobs = max(1, int(spec.get("jobs", 1)))
+    tasks = [(strategy, s) for strategy in spec["strategies"] for s in spec["seeds"]]
+    with tempfile.TemporaryDirectory() as tmp:
         cachefile = os.path.join(tmp, "replay_cache.json")
         write_cache(spec, cachefile)
         os.chdir(tmp)  # Kernel Tuner's pyATF bridge writes a cache folder in the working directory
-        for strategy in spec["strategies"]:
-            try:
-                out = []
-                for s in spec["seeds"]:
-                    stdout, sys.stdout = sys.stdout, devnull  # Kernel Tuner prints per config
-                    try:
-                        out.append(run_one(spec, cachefile, strategy, s, recorded))
-                    finally:
-                        sys.stdout = stdout
-                runs[strategy] = out
-            except Exception as exc:  # noqa: BLE001 - report, let the benchmark go on
-                errors[strategy] = f"{type(exc).__name__}: {exc}"
+        _SHARED.update(spec=spec, cachefile=cachefile, recorded=recorded)
+        if jobs > 1:
+            import multiprocessing
+
+            with multiprocessing.get_context("fork").Pool(jobs) as pool:
+                done = pool.map(_one_task, tasks, chunksize=1)
+        else:
+            done = [_one_task(t) for t in tasks]
+    runs, errors = {}, {}
+    for strategy, _seed, configs, err in done:  # in task order: strategies, then seeds
+        if err is not None:
+            errors.setdefault(strategy, err)
+        elif strategy not in errors:
+            runs.setdefault(strategy, []).append(configs)
+    for strategy in errors:
+        runs.pop(strategy, None)
     json.dump({"runs": runs, "errors": errors}, sys.stdout)
 
 

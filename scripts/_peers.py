@@ -11,11 +11,17 @@ stdout. The techniques and core-drivers benchmarks reuse this helper::
     out = run_peer("opentuner", "scripts/_peer_opentuner.py", ["--space", f])
 
 Create both venvs ahead of a benchmark with ``python -m scripts._peers``.
+
+Where no venv can be made (the offline GPU machine), ``OPENTUNER_PYTHON`` /
+``KERNELTUNER_PYTHON`` name another interpreter for :func:`run_peer`, with
+``OPENTUNER_PYTHONPATH`` / ``KERNELTUNER_PYTHONPATH`` as the peer's whole
+``PYTHONPATH`` (scripts/gpu_env.sh sets both from wheels carried in .whl/).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import venv
@@ -23,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BENCH_DIR", "PEERS", "peer_available", "peer_python", "run_peer"]
+__all__ = ["BENCH_DIR", "PEERS", "peer_available", "peer_interpreter", "peer_python", "run_peer"]
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = ROOT / ".bench"
@@ -78,23 +84,41 @@ def peer_python(name: str, *, create: bool = True) -> Path:
     return py
 
 
+def peer_interpreter(name: str) -> tuple[str, str | None]:
+    """(python, PYTHONPATH or None) for the peer: ``<NAME>_PYTHON`` if set, else its venv.
+
+    ``<NAME>`` is the peer's name in capitals (``OPENTUNER``, ``KERNELTUNER``).
+    With ``<NAME>_PYTHON`` set, ``<NAME>_PYTHONPATH`` (when set) replaces the
+    caller's ``PYTHONPATH`` in the peer's process, so that our own packages
+    (SQLAlchemy 2) never meet the peer's; no venv is created or checked.
+    """
+    _lookup(name)
+    key = name.upper()
+    py = os.environ.get(f"{key}_PYTHON")
+    if py:
+        return py, os.environ.get(f"{key}_PYTHONPATH") or None
+    return str(peer_python(name)), None
+
+
 def run_peer(name: str, script: str | Path, args: Sequence[str] = (), *,
              timeout: float | None = None, input_json: Any = None) -> Any:
-    """Run ``script`` with the peer's interpreter; parse its stdout as JSON.
+    """Run ``script`` with the peer's interpreter (:func:`peer_interpreter`); parse its stdout as JSON.
 
     The script is given by path (it must not import our packages: they need
     SQLAlchemy 2). ``input_json`` is sent on stdin. Raises RuntimeError with
     the peer's stderr when it exits non-zero.
     """
-    py = peer_python(name)
-    stdout, stderr, rc = _run_group([str(py), str(script), *args],
-                                    None if input_json is None else json.dumps(input_json), timeout)
+    py, pythonpath = peer_interpreter(name)
+    env = None if pythonpath is None else {**os.environ, "PYTHONPATH": pythonpath}
+    stdout, stderr, rc = _run_group([py, str(script), *args],
+                                    None if input_json is None else json.dumps(input_json), timeout, env)
     if rc != 0:
         raise RuntimeError(f"peer {name} script {script} failed (rc {rc}):\n{stderr[-4000:]}")
     return json.loads(stdout)
 
 
-def _run_group(argv: list[str], stdin: str | None, timeout: float | None) -> tuple[str, str, int]:
+def _run_group(argv: list[str], stdin: str | None, timeout: float | None,
+               env: dict[str, str] | None = None) -> tuple[str, str, int]:
     """Run ``argv`` in its own process group; on a timeout kill the whole group, then re-raise.
 
     Why a group: a peer script with ``--peer-jobs 2`` starts worker processes;
@@ -102,11 +126,11 @@ def _run_group(argv: list[str], stdin: str | None, timeout: float | None) -> tup
     went on using the CPUs for the rest of the benchmark (seen 2026-11-26:
     an OpenTuner worker still running 14 minutes after its 1800 s limit).
     """
-    import os
     import signal
 
     with subprocess.Popen(argv, stdin=subprocess.PIPE if stdin is not None else None, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, cwd=str(ROOT), start_new_session=True) as proc:
+                          stderr=subprocess.PIPE, text=True, cwd=str(ROOT), start_new_session=True,
+                          env=env) as proc:
         try:
             out, err = proc.communicate(stdin, timeout=timeout)
         except subprocess.TimeoutExpired:

@@ -459,6 +459,7 @@ def evaluate_space(path: str, args: argparse.Namespace) -> dict[str, Any]:
                                                   payload, space, args.peer_timeout), time.perf_counter())
     if "kerneltuner" in args.peers:
         payload = peer_input(space, mode, meth.budget, seeds, args.kt_strategies)
+        payload["jobs"] = args.peer_jobs
         futures["Kernel Tuner 1.5"] = (pool.submit(run_peer_batch, "kerneltuner", "_bench_search_kerneltuner.py",
                                                    payload, space, args.peer_timeout), time.perf_counter())
     rseeds = [args.seed + r for r in range(max(args.repeats, args.random_repeats))]
@@ -558,7 +559,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(1: the ordinary sequential run)")
     p.add_argument("--run-timeout", type=float, default=None, metavar="SEC",
                    help="guard: cut one of our runs after SEC wall seconds (reported as cut)")
-    p.add_argument("--peer-jobs", type=int, default=2, help="processes for OpenTuner's independent seeds")
+    p.add_argument("--peer-jobs", type=int, default=2,
+                   help="processes for the peers' independent runs (OpenTuner's seeds; Kernel Tuner's strategies "
+                        "and seeds)")
     p.add_argument("--peer-timeout", type=float, default=1800.0)
     p.add_argument("--model-retirement", choices=("off", "on"), default="off",
                    help="let the default ensemble's model retire when its compute outweighs the recorded "

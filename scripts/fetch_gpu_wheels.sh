@@ -9,6 +9,8 @@
 #   alembic, deap and moocore + cffi + pycparser (deap 1.4.4 imports moocore);
 # * the PyCUDA 2026.1 source archive (gpu_env.sh builds it on the device, about 70 s, and leaves the
 #   wheel in $OUT: copy it into .whl/ to skip the build next time);
+# * .whl/kt/: Kernel Tuner 1.5.0 and what it needs beyond the device's own packages (numpy, scipy, pandas,
+#   scikit-learn, matplotlib are there), for bench_search's Kernel Tuner side (gpu_env.sh: /tmp/site_kt);
 # * .whl/opentuner/ through scripts/fetch_opentuner_wheels.sh (OpenTuner 0.8.8 for bench_cstuner_gpu's
 #   opentuner-0.8.8 tuner; skipped with a message when no Python 3.12 is found).
 set -euo pipefail
@@ -19,10 +21,15 @@ py="$root/.venv/bin/python"; [ -x "$py" ] || py=python3
   --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
   --platform any -d "$dest" pyopencl pytools platformdirs siphash24 mako markupsafe "sqlalchemy>=2" greenlet \
   typing_extensions alembic deap moocore cffi pycparser
+mkdir -p "$dest/kt"
+"$py" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp --abi cp312 \
+  --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
+  --platform any -d "$dest/kt" kernel_tuner==1.5.0 python-constraint2 jsonschema jsonschema-specifications \
+  referencing rpds-py xmltodict pymoo autograd cma alive-progress about-time graphemeu Deprecated
 if ! ls "$dest"/pycuda-*.whl "$dest"/pycuda-*.tar.gz >/dev/null 2>&1; then
   # the sdist's metadata step needs setuptools and wheel in the running environment
   "$py" -m pip download -q --no-deps --no-binary=:all: --no-build-isolation -d "$dest" pycuda==2026.1
 fi
 bash "$root/scripts/fetch_opentuner_wheels.sh" \
   || echo "fetch_gpu_wheels: OpenTuner wheels not fetched (needs Python 3.12); the opentuner-0.8.8 tuner will say so" >&2
-ls "$dest" "$dest/opentuner" 2>/dev/null
+ls "$dest" "$dest/kt" "$dest/opentuner" 2>/dev/null

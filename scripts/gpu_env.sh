@@ -15,6 +15,9 @@
 #   into its own /tmp/site_ot and exports OPENTUNER_PYTHON / OPENTUNER_PYTHONPATH
 #   for the technique opentuner-0.8.8 (scripts/_opentuner_proxy.py), which runs
 #   OpenTuner in a subprocess with that path alone;
+# * installs Kernel Tuner 1.5.0 from the wheels in .whl/kt/ (scripts/fetch_gpu_wheels.sh) into its own
+#   /tmp/site_kt and exports KERNELTUNER_PYTHON / KERNELTUNER_PYTHONPATH, with which
+#   scripts/_peers.run_peer starts scripts/bench_search.py's Kernel Tuner side (no venv there);
 # * exports PYTHONPATH=/tmp/site:<repo root> and PY (the python to use).
 # See ../shared/DEVICE.md for why each step is needed.
 set -u
@@ -36,6 +39,14 @@ if ls "$_root"/.whl/opentuner/*.whl >/dev/null 2>&1 && ! ls /tmp/site_ot/opentun
 fi
 OPENTUNER_PYTHON="$(command -v "$PY" || echo "$PY")"
 export OPENTUNER_PYTHON OPENTUNER_PYTHONPATH=/tmp/site_ot
+# Kernel Tuner likewise in its own target, with the moocore/cffi/pycparser that its pymoo imports
+mkdir -p /tmp/site_kt
+if ls "$_root"/.whl/kt/*.whl >/dev/null 2>&1 && ! ls /tmp/site_kt/kernel_tuner >/dev/null 2>&1; then
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site_kt \
+    "$_root"/.whl/kt/*.whl "$_root"/.whl/moocore-*.whl "$_root"/.whl/cffi-*.whl "$_root"/.whl/pycparser-*.whl \
+    || echo "gpu_env: Kernel Tuner wheel install failed" >&2
+fi
+export KERNELTUNER_PYTHON="$OPENTUNER_PYTHON" KERNELTUNER_PYTHONPATH=/tmp/site_kt
 if [ -e /usr/lib/libnvidia-opencl.so.1 ] || [ -e /usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1 ]; then
   mkdir -p /etc/OpenCL/vendors
   lib=/usr/lib/libnvidia-opencl.so.1
@@ -67,3 +78,5 @@ EOF
 PYTHONPATH="$OPENTUNER_PYTHONPATH" "$OPENTUNER_PYTHON" -c \
   "import opentuner, sqlalchemy, numpy; print('gpu_env: opentuner ok (SQLAlchemy', sqlalchemy.__version__ + ')')" \
   2>/dev/null || echo "gpu_env: opentuner MISSING (no wheels in .whl/opentuner/? run scripts/fetch_opentuner_wheels.sh)"
+PYTHONPATH="$KERNELTUNER_PYTHONPATH" "$KERNELTUNER_PYTHON" -c "import kernel_tuner; print('gpu_env: kernel_tuner ok')" \
+  2>/dev/null || echo "gpu_env: kernel_tuner MISSING (no wheels in .whl/kt/? run scripts/fetch_gpu_wheels.sh)"

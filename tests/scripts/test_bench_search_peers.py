@@ -51,3 +51,21 @@ def test_a_peer_past_its_time_limit_with_no_seed_finished_still_raises(tmp_path,
     monkeypatch.setattr(peers, "run_peer", killed)
     with pytest.raises(subprocess.TimeoutExpired):
         bench.run_peer_batch("opentuner", "_bench_search_opentuner.py", payload, space, timeout=5)
+
+
+@pytest.mark.slow
+def test_kernel_tuner_gives_the_same_runs_in_several_processes_as_in_one(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """--peer-jobs spreads Kernel Tuner's (strategy, seed) runs over processes; each run seeds itself."""
+    import scripts._peers as peers
+    from scripts import bench_search as bench
+
+    if not peers.peer_available("kerneltuner"):
+        pytest.skip("Kernel Tuner's venv is missing: python -m scripts._peers kerneltuner")
+    space = load_space(kt_cache(tmp_path / "c.json.gz"))
+    outs = []
+    for jobs in (1, 2):
+        payload = bench.peer_input(space, "file", 3, [0, 1, 2], ["random_sample", "genetic_algorithm"])
+        payload["jobs"] = jobs
+        outs.append(bench.run_peer_batch("kerneltuner", "_bench_search_kerneltuner.py", payload, space, timeout=300))
+    assert outs[0] == outs[1]
+    assert sorted(outs[0]) == ["genetic_algorithm", "random_sample"] and all(len(r) == 3 for r in outs[0].values())

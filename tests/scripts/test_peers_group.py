@@ -42,3 +42,30 @@ def test_a_timeout_kills_the_peer_and_its_workers(tmp_path: Path) -> None:
 def test_output_and_exit_status_come_back() -> None:
     out, _err, rc = _run_group([sys.executable, "-c", "import sys; print(sys.stdin.read()); sys.exit(3)"], "hi", 30.0)
     assert (out.strip(), rc) == ("hi", 3)
+
+
+def test_a_peer_named_by_environment_runs_with_its_own_pythonpath_only(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """KERNELTUNER_PYTHON / _PYTHONPATH (the offline GPU machine's way): no venv, and our PYTHONPATH stays out."""
+    import json
+
+    from scripts import _peers
+
+    script = tmp_path / "peer.py"
+    script.write_text("import json, os, sys\njson.dump({'path': os.environ.get('PYTHONPATH'), 'exe': sys.executable}, "
+                      "sys.stdout)\n")
+    monkeypatch.setenv("PYTHONPATH", "/ours/sqlalchemy2")
+    monkeypatch.setenv("KERNELTUNER_PYTHON", sys.executable)
+    monkeypatch.setenv("KERNELTUNER_PYTHONPATH", str(tmp_path / "site_kt"))
+    monkeypatch.setattr(_peers, "peer_python", lambda *a, **k: pytest.fail("no venv may be made or checked"))
+    out = _peers.run_peer("kerneltuner", script)
+    assert out["path"] == str(tmp_path / "site_kt")
+    assert _peers.peer_interpreter("kerneltuner") == (sys.executable, str(tmp_path / "site_kt"))
+    monkeypatch.delenv("KERNELTUNER_PYTHONPATH")
+    assert json.loads(json.dumps(_peers.run_peer("kerneltuner", script)))["path"] == "/ours/sqlalchemy2"
+
+
+def test_an_unknown_peer_name_is_refused_naming_the_known_ones() -> None:
+    from scripts._peers import peer_interpreter
+
+    with pytest.raises(ValueError, match="kerneltuner"):
+        peer_interpreter("optuna")
