@@ -1,3 +1,11 @@
+"""Session 33 reading (file mode, development seeds; no decision rests on it): per seed, when a run first came
+within 10 %, 3 %, 1 % of the optimum and the score axis's loss per fifth, for one technique on one space.
+
+    python docs/bench_search_issue18/reach_s33/trace.py convolution_A6000 default 1000 1008
+    python docs/bench_search_issue18/reach_s33/trace.py convolution_A6000 docs.bench_search_issue18.reach_s33.probe_variants:RandInitDefault 1000 1016
+
+Run from the repository root. The runs' values go to /tmp/<space>_<technique>_<first seed>.json.
+"""
 import sys, json, numpy as np
 sys.path.insert(0, '.')
 from scripts.bench_search import load_space, Methodology, run_technique
