@@ -125,13 +125,10 @@ def opentuner_python(*, create: bool = True) -> tuple[str, str | None]:
     ``OPENTUNER_PYTHON`` wins (with ``OPENTUNER_PYTHONPATH``); else the peer
     venv, created when ``create`` (a TechniqueError naming the fix when that fails).
     """
-    py = os.environ.get("OPENTUNER_PYTHON")
-    if py:
-        return py, os.environ.get("OPENTUNER_PYTHONPATH") or None
-    from scripts._peers import peer_python
+    from scripts._peers import peer_interpreter
 
     try:
-        return str(peer_python("opentuner", create=create)), None
+        return peer_interpreter("opentuner", create=create)
     except RuntimeError as exc:
         raise TechniqueError(f"{NAME}: no OpenTuner interpreter (OPENTUNER_PYTHON is unset and the peer venv "
                              f"is unusable: {exc}); {FIX}") from exc

@@ -84,20 +84,21 @@ def peer_python(name: str, *, create: bool = True) -> Path:
     return py
 
 
-def peer_interpreter(name: str) -> tuple[str, str | None]:
+def peer_interpreter(name: str, *, create: bool = True) -> tuple[str, str | None]:
     """(python, PYTHONPATH or None) for the peer: ``<NAME>_PYTHON`` if set, else its venv.
 
     ``<NAME>`` is the peer's name in capitals (``OPENTUNER``, ``KERNELTUNER``).
     With ``<NAME>_PYTHON`` set, ``<NAME>_PYTHONPATH`` (when set) replaces the
     caller's ``PYTHONPATH`` in the peer's process, so that our own packages
     (SQLAlchemy 2) never meet the peer's; no venv is created or checked.
+    Otherwise :func:`peer_python` (``create`` passed on).
     """
     _lookup(name)
     key = name.upper()
     py = os.environ.get(f"{key}_PYTHON")
     if py:
         return py, os.environ.get(f"{key}_PYTHONPATH") or None
-    return str(peer_python(name)), None
+    return str(peer_python(name, create=create)), None
 
 
 def run_peer(name: str, script: str | Path, args: Sequence[str] = (), *,
@@ -110,10 +111,20 @@ def run_peer(name: str, script: str | Path, args: Sequence[str] = (), *,
     """
     py, pythonpath = peer_interpreter(name)
     env = None if pythonpath is None else {**os.environ, "PYTHONPATH": pythonpath}
-    stdout, stderr, rc = _run_group([py, str(script), *args],
-                                    None if input_json is None else json.dumps(input_json), timeout, env)
+    key = name.upper()
+    # where the interpreter came from, and how to change it, for the messages below
+    origin = (f"{key}_PYTHON={py!r}, {key}_PYTHONPATH={pythonpath!r}; point them at a Python with the peer "
+              f"installed (scripts/gpu_env.sh does on the GPU machine), or unset {key}_PYTHON to use "
+              f"{_lookup(name)[0]} (python -m scripts._peers {name})") if os.environ.get(f"{key}_PYTHON") else (
+              f"the venv {_lookup(name)[0]}; recreate it with `rm -r` and python -m scripts._peers {name}")
+    try:
+        stdout, stderr, rc = _run_group([py, str(script), *args],
+                                        None if input_json is None else json.dumps(input_json), timeout, env)
+    except OSError as exc:
+        raise RuntimeError(f"peer {name}: cannot start {py!r} ({exc}); from {origin}") from exc
     if rc != 0:
-        raise RuntimeError(f"peer {name} script {script} failed (rc {rc}):\n{stderr[-4000:]}")
+        raise RuntimeError(f"peer {name} script {script} failed (rc {rc}; interpreter from {origin}):\n"
+                           f"{stderr[-4000:]}")
     return json.loads(stdout)
 
 

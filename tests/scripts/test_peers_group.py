@@ -69,3 +69,16 @@ def test_an_unknown_peer_name_is_refused_naming_the_known_ones() -> None:
 
     with pytest.raises(ValueError, match="kerneltuner"):
         peer_interpreter("optuna")
+
+
+def test_a_peer_interpreter_that_cannot_start_names_the_variable_and_the_fix(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from scripts import _peers
+
+    monkeypatch.setenv("OPENTUNER_PYTHON", str(tmp_path / "no-such-python"))
+    with pytest.raises(RuntimeError, match=r"cannot start .*OPENTUNER_PYTHON=.*unset OPENTUNER_PYTHON"):
+        _peers.run_peer("opentuner", tmp_path / "peer.py")
+    script = tmp_path / "peer.py"
+    script.write_text("import kernel_tuner_missing_here\n")
+    monkeypatch.setenv("KERNELTUNER_PYTHON", sys.executable)
+    with pytest.raises(RuntimeError, match=r"(?s)KERNELTUNER_PYTHON=.*ModuleNotFoundError"):
+        _peers.run_peer("kerneltuner", script)
