@@ -85,6 +85,7 @@ from techniques.gaussian_process import (
     fit_hyperparameters,
     fit_hyperparameters_steps,
 )
+from techniques.gp_features import FEATURES, divisibility_columns
 
 __all__ = ["BayesOpt", "expected_improvement_fast"]
 
@@ -160,7 +161,11 @@ class BayesOpt(BaseTechnique):
     in one piece until the throughput test above fails, then spread instead
     of retiring (``_spread_instead``); the default ensemble's model arm uses
     it (docs/bo_auto_s23/: at 32 MPI ranks the model proposed 73-100 % of the
-    trials instead of 16-20 %).
+    trials instead of 16-20 %).  ``features`` ("unit": the paper's inputs;
+    "divisibility": also, per integer parameter, whether a level is a power
+    of two and how many factors of two it has, :mod:`techniques.gp_features`;
+    the default ensemble's model arm uses it since session 34,
+    docs/TECHNIQUES.md, "Powers of two as GP inputs").
     """
 
     name: ClassVar[str] = "BayesOpt"
@@ -172,8 +177,14 @@ class BayesOpt(BaseTechnique):
                  compute_share: float | None = None, min_compute: float = 0.25,
                  incumbent: str = "mean", explore_failures: float = 0.05, exploit_tail: float = 0.1,
                  restart_patience: float | None = None, feasible_threshold: float = FILTER_THRESHOLD,
-                 failures_in_gp: str = "never", spread_refits: bool | str = False, **options: Any) -> None:
+                 failures_in_gp: str = "never", spread_refits: bool | str = False, features: str = "unit",
+                 **options: Any) -> None:
         super().__init__(seed=seed, **options)
+        if features not in FEATURES:
+            raise TechniqueError(f"BayesOpt: features must be 'unit' (each parameter's value index in [0, 1]) or "
+                                 f"'divisibility' (also whether integer levels are powers of two, and how many "
+                                 f"factors of two they have: techniques.gp_features); got {features!r}")
+        self.features = features
         if failures_in_gp not in ("never", "always", "common"):
             raise TechniqueError(f"BayesOpt: failures_in_gp must be 'never', 'always' or 'common' (got "
                                  f"{failures_in_gp!r}); 'always' enters every failed configuration into the GP at "
@@ -241,7 +252,8 @@ class BayesOpt(BaseTechnique):
         self._pool_configs: list[dict[str, Any]] = []
         self._pool_hashes: list[str] = []
         self._pool_index: dict[str, int] = {}
-        self._Xp = np.zeros((0, int(self.space.dims)))
+        self._extra = divisibility_columns(self.space) if self.features == "divisibility" else []
+        self._Xp = np.zeros((0, self._width()))
         self._avail = np.zeros(0, dtype=bool)
         self._enumerated: bool | None = None  # None: pool not built yet
         self._init_queue: list[dict[str, Any]] | None = None
@@ -278,6 +290,16 @@ class BayesOpt(BaseTechnique):
         else:
             self._n_init = 20 if not self.budget else min(20, max(5, int(self.budget) // 5))
 
+    def _width(self) -> int:
+        return int(self.space.dims) + len(self._extra)
+
+    def _gx(self, config: dict[str, Any]) -> np.ndarray:
+        """The GP's inputs: the unit-cube view, then the ``features`` columns (none with "unit")."""
+        x = self.encode(config)
+        if not self._extra:
+            return x
+        return np.concatenate([x, [table.get(config.get(name), 0.0) for name, table in self._extra]])
+
     def _target(self, value: float) -> float:
         g = math.log(value) if self._log else value
         return (g - self._center) / self._scale
@@ -299,7 +321,7 @@ class BayesOpt(BaseTechnique):
         if not math.isfinite(value):
             if self._impute_failures() and h not in self._rows:
                 # the failure as the worst value measured so far (refits use the worst at that time)
-                self._rows[h] = self._gp.add(self.encode(trial.config), self._worst_target())
+                self._rows[h] = self._gp.add(self._gx(trial.config), self._worst_target())
                 self._real_rows += 1
             return
         if self._log and value <= 0:
@@ -307,7 +329,7 @@ class BayesOpt(BaseTechnique):
             return
         row = self._rows.get(h)
         if row is None:
-            self._rows[h] = self._gp.add(self.encode(trial.config), self._target(value), col=i)
+            self._rows[h] = self._gp.add(self._gx(trial.config), self._target(value), col=i)
         else:
             self._gp.set_target(row, self._target(value))
         self._real_rows += 1
@@ -470,7 +492,7 @@ class BayesOpt(BaseTechnique):
             self._gp = None
             self._job = None
             self._pool_configs, self._pool_hashes, self._pool_index = [], [], {}
-            self._Xp = np.zeros((0, int(self.space.dims)))
+            self._Xp = np.zeros((0, self._width()))
             self._avail = np.zeros(0, dtype=bool)
 
     # -- candidate pool ------------------------------------------------------
@@ -482,12 +504,12 @@ class BayesOpt(BaseTechnique):
         self._pool_configs = configs
         self._pool_hashes = [self.hash(c) for c in configs] if hashes is None else hashes
         self._pool_index = {h: i for i, h in enumerate(self._pool_hashes)}
-        self._Xp = np.vstack([self.encode(c) for c in configs]) if configs else np.zeros((0, int(self.space.dims)))
+        self._Xp = np.vstack([self._gx(c) for c in configs]) if configs else np.zeros((0, self._width()))
         self._avail = np.array([not self._seen(h) for h in self._pool_hashes], dtype=bool)
         if self._gp is not None:
             self._gp.set_pool(self._Xp)
         if self.feasibility is not None:
-            self.feasibility.set_pool(self._Xp)
+            self.feasibility.set_pool(self._Xp[:, : int(self.space.dims)])
 
     def _build_pool(self) -> None:
         """Enumerate a space of at most ``enumerate_limit`` valid points once; else sample one.
@@ -553,7 +575,7 @@ class BayesOpt(BaseTechnique):
         if len(idx) == 0 or n <= 0:
             return []
         n = min(n, len(idx))
-        P = self._Xp[idx]
+        P = self._Xp[idx][:, : int(self.space.dims)]
         dims = P.shape[1]
         best_pick, best_score = None, -math.inf
         for _ in range(10):
@@ -647,7 +669,7 @@ class BayesOpt(BaseTechnique):
         g = np.log(values) if self._log else values
         self._center = float(g.mean())
         self._scale = float(g.std()) if g.std() > 1e-12 else 1.0
-        X = np.vstack([self.encode(c) for c, _ in data])
+        X = np.vstack([self._gx(c) for c, _ in data])
         y = (g - self._center) / self._scale
         fit = np.arange(len(data))
         if len(fit) > self.fit_subset:  # subset of data for the hyperparameters (R&W 2006, sec. 8.3.1)
@@ -681,7 +703,7 @@ class BayesOpt(BaseTechnique):
         if not items:
             return
         cols = np.array([self._pool_index.get(h, -1) for h, _ in items], dtype=int)
-        X = np.vstack([self.encode(c) for _, c in items])
+        X = np.vstack([self._gx(c) for _, c in items])
         first = gp.add_block(X, gp.means_at(X, cols), cols)
         for k, (h, _) in enumerate(items):
             self._rows[h] = first + k
@@ -739,7 +761,7 @@ class BayesOpt(BaseTechnique):
         g = np.log(values) if log else values
         center = float(g.mean())
         scale = float(g.std()) if g.std() > 1e-12 else 1.0
-        X = np.vstack([self.encode(c) for c, _ in data])
+        X = np.vstack([self._gx(c) for c, _ in data])
         y = (g - center) / scale
         fit = np.arange(len(data))
         if len(fit) > self.fit_subset:
@@ -761,7 +783,7 @@ class BayesOpt(BaseTechnique):
         if self._enumerated is False and self._resample_due:
             cands = self._sampled_candidates()
             self._resample_due = False
-            pool_X = np.vstack([self.encode(c) for c in cands.values()]) if cands else self._Xp[:0]
+            pool_X = np.vstack([self._gx(c) for c in cands.values()]) if cands else self._Xp[:0]
             yield None
         else:
             pool_X = self._Xp
@@ -783,7 +805,7 @@ class BayesOpt(BaseTechnique):
                  if h not in self._rows and math.isfinite(v) and not (log and v <= 0)]
         if later:
             cols = np.array([self._pool_index.get(h, -1) for h, _, _ in later], dtype=int)
-            first = post.add_block(np.vstack([self.encode(c) for _, c, _ in later]),
+            first = post.add_block(np.vstack([self._gx(c) for _, c, _ in later]),
                                    np.array([self._target(v) for _, _, v in later]), cols)
             for k, (h, _, _) in enumerate(later):
                 self._rows[h] = first + k
@@ -808,7 +830,7 @@ class BayesOpt(BaseTechnique):
         if not cands:
             return
         start = len(self._pool_configs)
-        new_X = np.vstack([self.encode(c) for c in cands.values()])
+        new_X = np.vstack([self._gx(c) for c in cands.values()])
         self._pool_configs = self._pool_configs + list(cands.values())
         self._pool_hashes = self._pool_hashes + list(cands)
         self._pool_index.update({h: start + k for k, h in enumerate(cands)})
@@ -817,7 +839,7 @@ class BayesOpt(BaseTechnique):
         if self._gp is not None:
             self._gp.extend_pool(new_X)
         if self.feasibility is not None:
-            self.feasibility.set_pool(self._Xp)
+            self.feasibility.set_pool(self._Xp[:, : int(self.space.dims)])
 
     def _refit_due(self) -> bool:
         # spread over several workers: at least two results per worker between refits (W results are in
@@ -873,7 +895,7 @@ class BayesOpt(BaseTechnique):
         if self._episode_left <= 0 and n - self._rs_at >= patience and vary.any():
             finite = [(v, h) for h, (_, v) in self._obs.items() if math.isfinite(v)]
             if finite:
-                x_inc = self.encode(self._obs[min(finite)[1]][0])
+                x_inc = self._gx(self._obs[min(finite)[1]][0])
                 changed = (np.abs(self._Xp - x_inc)[:, vary] > 1e-9).sum(1)
                 picks = self._ei_within(changed >= max(2, math.ceil(int(vary.sum()) / 2)), 1)
                 self._rs_at = n  # the patience counts again from here
@@ -883,11 +905,11 @@ class BayesOpt(BaseTechnique):
                     _log.debug("BayesOpt: restart %d after %d results without a new best", self.restarts, patience)
                     return picks + (self._ei_picks(k - 1) if k > 1 else [])
         if self._episode_left > 0 and self._episode_center is not None:
-            x_c = self.encode(self._episode_center)
+            x_c = self._gx(self._episode_center)
             picks = self._ei_within((np.abs(self._Xp - x_c)[:, vary] > 1e-9).sum(1) <= 2, k)
             self._episode_left -= len(picks)
             near_c = [(v, c) for c, v in self._obs.values()
-                      if math.isfinite(v) and int((np.abs(self.encode(c) - x_c)[vary] > 1e-9).sum()) <= 2]
+                      if math.isfinite(v) and int((np.abs(self._gx(c) - x_c)[vary] > 1e-9).sum()) <= 2]
             if near_c:  # the region follows the best measured configuration near its centre
                 self._episode_center = min(near_c, key=lambda t: t[0])[1]
             return picks

@@ -79,7 +79,7 @@ from ensemble.technique import Technique
 from techniques.bandit import AUCBandit
 
 __all__ = ["CONTINUOUS_ONLY", "DEFAULT_ARMS", "DEFAULT_ENSEMBLE_FEASIBILITY", "DEFAULT_FILL", "DEFAULT_PARTNER",
-           "MODEL_COMPUTE_SHARE", "MODEL_SPREAD_REFITS", "PARTNERED_MODEL_EXPLORE", "PARTNERED_MODEL_THRESHOLD",
+           "MODEL_COMPUTE_SHARE", "MODEL_FEATURES", "MODEL_SPREAD_REFITS", "PARTNERED_MODEL_EXPLORE", "PARTNERED_MODEL_THRESHOLD",
            "PARTNER_MIN_BUDGET", "PARTNER_REDRAWS", "DefaultEnsemble"]
 
 #: the arms of the default ensemble (see docs/TECHNIQUES.md for the measurement)
@@ -126,6 +126,11 @@ PARTNER_REDRAWS: int = 4
 #: under this budget (when the run's is known) the partner sits out and the model leads alone; None: any budget
 #: (docs/bench_search_issue18/smallbudget_s31/rule.md)
 PARTNER_MIN_BUDGET: int | None = None
+#: the inputs of the model arm's GP (BayesOpt ``features``): "divisibility" adds, per integer parameter, whether
+#: a level is a power of two and its factors of two (techniques.gp_features); decided in session 34 under a rule
+#: written before the run on unread seeds (docs/TECHNIQUES.md, "Powers of two as GP inputs"); "unit" is the
+#: previous default, --technique-option model_features=unit
+MODEL_FEATURES: str = "divisibility"
 #: arms that only make sense when the space has a continuous (Float / LogFloat) parameter
 CONTINUOUS_ONLY: frozenset[str] = frozenset({"NelderMead"})
 
@@ -175,6 +180,7 @@ class DefaultEnsemble(AUCBandit):
                  model_led: bool | None = None, fill: str | Technique | None = DEFAULT_FILL,
                  partner: str | Technique | None = DEFAULT_PARTNER,
                  feasibility: str | None = DEFAULT_ENSEMBLE_FEASIBILITY, model_threshold: float | None = None,
+                 model_features: str = MODEL_FEATURES,
                  model_explore: float | None = None,
                  partner_min_budget: int | None = PARTNER_MIN_BUDGET, partner_redraws: int | None = None,
                  **options: Any) -> None:
@@ -201,6 +207,11 @@ class DefaultEnsemble(AUCBandit):
                                           or not 0.0 <= float(model_explore) <= 1.0):
             raise TechniqueError(f"default: model_explore must be a share in [0, 1] or None (0 with a partner, "
                                  f"BayesOpt's 0.05 without); got {model_explore!r}, e.g. model_explore=0.05")
+        from techniques.gp_features import FEATURES
+
+        if model_features not in FEATURES:
+            raise TechniqueError(f"default: model_features must be one of {', '.join(map(repr, FEATURES))} (the "
+                                 f"model arm's GP inputs); got {model_features!r}, e.g. model_features='unit'")
         self.partner_min_budget = partner_min_budget
         self._model_threshold = model_threshold
         self._model_explore = None if model_explore is None else float(model_explore)
@@ -222,6 +233,7 @@ class DefaultEnsemble(AUCBandit):
                     # the model steps aside once it costs more than a quarter of the measuring time
                     # (microsecond objectives); the other arms then take its trials
                     arm.compute_share = MODEL_COMPUTE_SHARE
+                arm.features = model_features
                 if arm.spread_refits is False:
                     arm.spread_refits = MODEL_SPREAD_REFITS
                     arm.spreading = MODEL_SPREAD_REFITS is True
