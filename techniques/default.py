@@ -61,6 +61,14 @@ Beside TPE the GP also makes no exploring picks (``PARTNERED_MODEL_EXPLORE``,
 session 32; docs/TECHNIQUES.md, "The GP stops its exploring picks beside
 TPE"); alone it keeps BayesOpt's 0.05.
 
+The GP's inputs (``model_features``, ``MODEL_FEATURES``, "divisibility" since
+session 34): besides each parameter's value index, per integer parameter
+whether a level is a power of two and its number of factors of two
+(:mod:`techniques.gp_features`).  On unread seeds it scored 0.684 against
+0.584 in file mode and 0.780 against 0.736 in grid mode on the five replay
+spaces, under a rule written first (docs/TECHNIQUES.md, "Powers of two as
+GP inputs"); ``model_features="unit"`` gives the previous inputs.
+
 Failures: the ensemble learns one failure model from every trial
 (:mod:`techniques.feasibility`, a random forest whose votes are mapped to
 probabilities by Platt scaling, ``feasibility="calibrated"``; the other
@@ -153,6 +161,8 @@ class DefaultEnsemble(AUCBandit):
     (``PARTNERED_MODEL_THRESHOLD``) while a partner shares the lead,
     BayesOpt's 0.5 where there is none or it sits out (a space with a
     continuous parameter, a budget under ``partner_min_budget``).
+    ``model_features``: the model's GP inputs (BayesOpt ``features``);
+    ``MODEL_FEATURES``, "divisibility"; "unit" for the value indices only.
     ``model_explore``: the share of the model's picks ranked over every
     candidate, not only the likely ones (BayesOpt ``explore_failures``);
     None (default): 0 (``PARTNERED_MODEL_EXPLORE``) while a partner shares

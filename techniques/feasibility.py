@@ -91,6 +91,7 @@ import numpy as np
 
 from ensemble.errors import TechniqueError
 from techniques.gaussian_process import OneBlasThread
+from techniques.gp_features import twos
 
 __all__ = ["FAILURE_STATES", "KINDS", "FeasibilityModel", "accept"]
 
@@ -499,9 +500,9 @@ def _twos(logs: np.ndarray) -> np.ndarray:
     out = np.zeros(len(logs))
     for k, lg in enumerate(logs):
         v = 2.0 ** float(lg)
-        n = int(round(v))
+        n = round(v)
         if n > 0 and abs(v - n) <= 1e-6 * max(1.0, v):
-            out[k] = min((n & -n).bit_length() - 1, 62)
+            out[k] = min(twos(n), 62)
     return out
 
 
