@@ -16,8 +16,8 @@ length-scale and drops out):
 * the level's number of factors of two (its 2-adic valuation), scaled to
   [0, 1] over the parameter's levels: 96 shares 32's alignment, 48 only 16's.
 
-Only parameters whose levels are positive integers (at least three of them)
-get columns, and a column that is constant over the levels (all powers of
+Only parameters whose levels are positive integers (at least three of them,
+at most ``MAX_LEVELS``) get columns, and a column that is constant over the levels (all powers of
 two, say, or all odd) is left out, so a space without such parameters sees
 the plain unit-cube inputs.  Measured on the replay spaces, with the rule
 written first, in docs/TECHNIQUES.md ("Powers of two as GP inputs").
@@ -30,10 +30,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FEATURES", "divisibility_columns", "twos"]
+__all__ = ["FEATURES", "MAX_LEVELS", "divisibility_columns", "twos"]
 
 #: the ``features`` choices of :class:`techniques.bayes_opt.BayesOpt`
 FEATURES: tuple[str, ...] = ("unit", "divisibility")
+#: a parameter with more levels than this gets no column, so that its levels need not be listed (an Integer
+#: over 1..10^6 would cost a table of a million entries); GPU launch and tiling parameters have far fewer
+MAX_LEVELS = 4096
 
 
 def twos(v: int) -> int:
@@ -45,7 +48,7 @@ def twos(v: int) -> int:
 
 def _levels(param: Any) -> Sequence[Any] | None:
     n = getattr(param, "cardinality", None)
-    if not isinstance(n, (int, np.integer)) or n < 3 or not hasattr(param, "value_at"):
+    if not isinstance(n, (int, np.integer)) or n < 3 or n > MAX_LEVELS or not hasattr(param, "value_at"):
         return None
     return [param.value_at(i) for i in range(int(n))]
 

@@ -11,7 +11,7 @@ from ensemble.errors import TechniqueError
 from ensemble.space import Boolean, Enum, Float, Integer, PowerOfTwo, SearchSpace
 from techniques.bayes_opt import BayesOpt
 from techniques.default import MODEL_FEATURES, DefaultEnsemble
-from techniques.gp_features import divisibility_columns, twos
+from techniques.gp_features import MAX_LEVELS, divisibility_columns, twos
 from tests.techniques.driven import run_technique
 
 
@@ -36,6 +36,12 @@ def test_columns_only_for_integer_levels_where_they_vary() -> None:
     assert width_twos[48] == width_twos[16] == 0.0 and width_twos[256] == 1.0
     assert width_twos[96] == pytest.approx(0.25)
     assert cols[2][1] == {1: 0.0, 2: 1 / 3, 4: 2 / 3, 8: 1.0}
+
+
+def test_a_parameter_with_very_many_levels_gets_no_column_and_no_table() -> None:
+    s = SearchSpace()
+    s.add(Integer("n", 1, MAX_LEVELS + 1), Integer("m", 1, MAX_LEVELS))
+    assert [name for name, _ in divisibility_columns(s)] == ["m", "m"]
 
 
 def _width_space() -> SearchSpace:
