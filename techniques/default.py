@@ -87,8 +87,8 @@ from ensemble.technique import Technique
 from techniques.bandit import AUCBandit
 
 __all__ = ["CONTINUOUS_ONLY", "DEFAULT_ARMS", "DEFAULT_ENSEMBLE_FEASIBILITY", "DEFAULT_FILL", "DEFAULT_PARTNER",
-           "MODEL_COMPUTE_SHARE", "MODEL_FEATURES", "MODEL_SPREAD_REFITS", "PARTNERED_MODEL_EXPLORE", "PARTNERED_MODEL_THRESHOLD",
-           "PARTNER_MIN_BUDGET", "PARTNER_REDRAWS", "DefaultEnsemble"]
+           "MODEL_COMPUTE_SHARE", "MODEL_FEATURES", "MODEL_SPREAD_REFITS", "PARTNERED_MODEL_EXPLORE",
+           "PARTNERED_MODEL_THRESHOLD", "PARTNER_MIN_BUDGET", "PARTNER_REDRAWS", "DefaultEnsemble"]
 
 #: the arms of the default ensemble (see docs/TECHNIQUES.md for the measurement)
 DEFAULT_ARMS: tuple[str, ...] = ("DifferentialEvolution", "GA", "BayesOpt", "NelderMead")
