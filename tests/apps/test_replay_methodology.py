@@ -146,3 +146,57 @@ def test_simulated_workers_follow_the_driver_with_one_and_keep_k_in_flight(monke
     values = run_technique_workers(technique, space, "file", 40, 4, 4)
     assert len(values) == 40
     assert max(in_flight) == 4 and in_flight[:30] == [4] * 30  # the queue stays full until the budget is asked
+
+
+def _sparse_kt_cache(path, *, n: int = 20, seed: int = 5):  # type: ignore[no-untyped-def]
+    """An n x n Kernel Tuner cache with about half of the grid absent (fails in grid mode)."""
+    import gzip
+    import json
+
+    rng = np.random.default_rng(seed)
+    cache = {}
+    for a in range(n):
+        for b in range(n):
+            if rng.random() < 0.5:
+                continue
+            cache[f"{a},{b}"] = {"a": a, "b": b, "time": float(1.0 + (a - 7) ** 2 + (b - 3) ** 2 + rng.random())}
+    data = {"device_name": "test", "kernel_name": "k", "problem_size": [1], "objective": "time",
+            "tune_params_keys": ["a", "b"], "tune_params": {"a": list(range(n)), "b": list(range(n))},
+            "cache": cache}
+    path.write_bytes(gzip.compress(json.dumps(data).encode()))
+    return path
+
+
+def test_score_scale_file_puts_a_grid_search_on_the_file_modes_budget_and_baseline(tmp_path):
+    """--score-scale file: the tuner searches the grid (failures charged) but is scored as a file-mode run.
+
+    Random search over the grid wastes draws on absent entries, so on the file mode's scale it scores below
+    zero, while over the file it scores about zero; the budget is the file mode's in both.
+    """
+    import argparse
+
+    from apps.replay import load_space
+    from scripts.bench_search import build_parser, evaluate_space
+
+    path = _sparse_kt_cache(tmp_path / "sparse.json.gz")
+    space = load_space(str(path))
+    file_meth = Methodology(space.scalars("file"))
+    grid_meth = Methodology(space.scalars("grid"))
+    assert grid_meth.budget > file_meth.budget  # the grid's own budget is larger: that is why scales differ
+
+    def run(*extra: str) -> dict:  # type: ignore[type-arg]
+        args: argparse.Namespace = build_parser().parse_args(
+            [str(path), "--techniques", "Random", "--peers", "", "--repeats", "40", "--random-repeats", "400",
+             "--seed", "3", *extra])
+        return evaluate_space(str(path), args)
+
+    rescaled = run("--space", "grid", "--score-scale", "file")
+    native = run("--space", "file")
+    assert rescaled["mode"] == "grid" and rescaled["score_scale"] == "file"
+    assert rescaled["budget"] == native["budget"] == file_meth.budget
+    assert rescaled["k0"] == native["k0"] and rescaled["optimum"] == native["optimum"]
+    ref = "random search (check, 400 repeats)"
+    assert abs(native["results"][ref]["score"]) < 0.1
+    assert rescaled["results"][ref]["score"] < native["results"][ref]["score"] - 0.2
+    assert rescaled["results"]["Random"]["failure_fraction"] > 0.3  # the grid's absent entries were met and charged
+    assert native["results"]["Random"]["failure_fraction"] == 0.0
