@@ -165,7 +165,10 @@ class BayesOpt(BaseTechnique):
     "divisibility": also, per integer parameter, whether a level is a power
     of two and how many factors of two it has, :mod:`techniques.gp_features`;
     the default ensemble's model arm uses it since session 34,
-    docs/TECHNIQUES.md, "Powers of two as GP inputs").
+    docs/TECHNIQUES.md, "Powers of two as GP inputs").  ``screen_design``
+    (False): once the failure model has seen a success and a failure, an
+    initial-design point it expects to fail is replaced by the likely point
+    farthest from those already chosen (``_screened``).
     """
 
     name: ClassVar[str] = "BayesOpt"
@@ -178,8 +181,14 @@ class BayesOpt(BaseTechnique):
                  incumbent: str = "mean", explore_failures: float = 0.05, exploit_tail: float = 0.1,
                  restart_patience: float | None = None, feasible_threshold: float = FILTER_THRESHOLD,
                  failures_in_gp: str = "never", spread_refits: bool | str = False, features: str = "unit",
-                 **options: Any) -> None:
+                 screen_design: bool = False, **options: Any) -> None:
         super().__init__(seed=seed, **options)
+        if not isinstance(screen_design, (bool, np.bool_)):
+            raise TechniqueError(f"BayesOpt: screen_design must be True or False (got {screen_design!r}); True "
+                                 f"replaces an initial-design point the failure model expects to fail")
+        #: replace a design point that the failure model (once it has seen a success and a failure) gives
+        #: P(success) under ``feasible_threshold`` by the likely point farthest from those measured or in flight
+        self.screen_design = bool(screen_design)
         if features not in FEATURES:
             raise TechniqueError(f"BayesOpt: features must be 'unit' (each parameter's value index in [0, 1]) or "
                                  f"'divisibility' (also whether integer levels are powers of two, and how many "
@@ -599,6 +608,41 @@ class BayesOpt(BaseTechnique):
                 best_pick, best_score = pick, score
         assert best_pick is not None
         return [self._pool_configs[int(idx[j])] for j in best_pick]
+
+    def _screened(self, config: dict[str, Any]) -> dict[str, Any]:
+        """``config``, or in its place the likely-to-run pool point farthest from every point already chosen.
+
+        Why: where most of a space fails (a grid with unknown constraints)
+        a space-filling design spends most of its points on failures before
+        the model's first fit, and with a budget of a few dozen those are
+        a large share of the run.  As soon as the failure model has seen a
+        success and a failure, a design point it gives P(success) under
+        ``feasible_threshold`` is replaced by the point, among those it
+        gives at least that, farthest from the measured and pending ones,
+        so the design stays spread out.  Where no point is likely, or the
+        model cannot tell yet, the design point stands.
+        """
+        model = self.feasibility
+        if model is None or model.failures == 0 or model.failures >= model.observations:
+            return config
+        dims = int(self.space.dims)
+        if float(model.p_success(self.encode(config)[None, :dims])[0]) >= self.feasible_threshold:
+            return config
+        idx = np.flatnonzero(self._avail)
+        if len(idx) == 0:
+            return config
+        likely = idx[model.pool_p_success(idx) >= self.feasible_threshold]
+        if len(likely) == 0:
+            return config
+        chosen = [c for c, _ in self._obs.values()] + list(self._pending.values())
+        P = self._Xp[likely][:, :dims]
+        if not chosen:
+            return self._pool_configs[int(likely[0])]
+        S = np.vstack([self.encode(c)[:dims] for c in chosen])
+        far = np.full(len(P), np.inf)
+        for row in S:  # nearest chosen point, one row at a time: no (pool x chosen x dims) array
+            far = np.minimum(far, ((P - row) ** 2).sum(1))
+        return self._pool_configs[int(likely[int(np.argmax(far))])]
 
     def _random_unseen(self) -> dict[str, Any] | None:
         idx = np.flatnonzero(self._avail)
@@ -1059,6 +1103,8 @@ class BayesOpt(BaseTechnique):
                         break
                 if config is None:
                     config = self._random_unseen()
+                if config is not None and self.screen_design:
+                    config = self._screened(config)
                 if config is None:
                     if self._enumerated and not self._pending:
                         self._exhausted = True

@@ -87,7 +87,7 @@ from ensemble.technique import Technique
 from techniques.bandit import AUCBandit
 
 __all__ = ["CONTINUOUS_ONLY", "DEFAULT_ARMS", "DEFAULT_ENSEMBLE_FEASIBILITY", "DEFAULT_FILL", "DEFAULT_PARTNER",
-           "MODEL_COMPUTE_SHARE", "MODEL_FEATURES", "MODEL_SPREAD_REFITS", "PARTNERED_MODEL_EXPLORE",
+           "MODEL_COMPUTE_SHARE", "MODEL_FEATURES", "MODEL_SCREEN_DESIGN", "MODEL_SPREAD_REFITS", "PARTNERED_MODEL_EXPLORE",
            "PARTNERED_MODEL_THRESHOLD", "PARTNER_MIN_BUDGET", "PARTNER_REDRAWS", "DefaultEnsemble"]
 
 #: the arms of the default ensemble (see docs/TECHNIQUES.md for the measurement)
@@ -139,6 +139,9 @@ PARTNER_MIN_BUDGET: int | None = None
 #: written before the run on unread seeds (docs/TECHNIQUES.md, "Powers of two as GP inputs"); "unit" is the
 #: previous default, --technique-option model_features=unit
 MODEL_FEATURES: str = "divisibility"
+#: whether the model arm screens its initial design with the failure model (BayesOpt ``screen_design``):
+#: False until measured under a rule (docs/bench_search_issue18/div_s35/screen_rule.md)
+MODEL_SCREEN_DESIGN: bool = False
 #: arms that only make sense when the space has a continuous (Float / LogFloat) parameter
 CONTINUOUS_ONLY: frozenset[str] = frozenset({"NelderMead"})
 
@@ -163,6 +166,9 @@ class DefaultEnsemble(AUCBandit):
     continuous parameter, a budget under ``partner_min_budget``).
     ``model_features``: the model's GP inputs (BayesOpt ``features``);
     ``MODEL_FEATURES``, "divisibility"; "unit" for the value indices only.
+    ``model_screen_design``: whether the model's initial design skips
+    points the failure model expects to fail (BayesOpt ``screen_design``;
+    ``MODEL_SCREEN_DESIGN``).
     ``model_explore``: the share of the model's picks ranked over every
     candidate, not only the likely ones (BayesOpt ``explore_failures``);
     None (default): 0 (``PARTNERED_MODEL_EXPLORE``) while a partner shares
@@ -190,7 +196,7 @@ class DefaultEnsemble(AUCBandit):
                  model_led: bool | None = None, fill: str | Technique | None = DEFAULT_FILL,
                  partner: str | Technique | None = DEFAULT_PARTNER,
                  feasibility: str | None = DEFAULT_ENSEMBLE_FEASIBILITY, model_threshold: float | None = None,
-                 model_features: str = MODEL_FEATURES,
+                 model_features: str = MODEL_FEATURES, model_screen_design: bool = MODEL_SCREEN_DESIGN,
                  model_explore: float | None = None,
                  partner_min_budget: int | None = PARTNER_MIN_BUDGET, partner_redraws: int | None = None,
                  **options: Any) -> None:
@@ -222,6 +228,10 @@ class DefaultEnsemble(AUCBandit):
         if model_features not in FEATURES:
             raise TechniqueError(f"default: model_features must be one of {', '.join(map(repr, FEATURES))} (the "
                                  f"model arm's GP inputs); got {model_features!r}, e.g. model_features='unit'")
+        if not isinstance(model_screen_design, bool):
+            raise TechniqueError(f"default: model_screen_design must be True or False (whether the model's initial "
+                                 f"design skips points the failure model expects to fail); got "
+                                 f"{model_screen_design!r}, e.g. model_screen_design=False")
         self.partner_min_budget = partner_min_budget
         self._model_threshold = model_threshold
         self._model_explore = None if model_explore is None else float(model_explore)
@@ -244,6 +254,7 @@ class DefaultEnsemble(AUCBandit):
                     # (microsecond objectives); the other arms then take its trials
                     arm.compute_share = MODEL_COMPUTE_SHARE
                 arm.features = model_features
+                arm.screen_design = bool(model_screen_design)
                 if arm.spread_refits is False:
                     arm.spread_refits = MODEL_SPREAD_REFITS
                     arm.spreading = MODEL_SPREAD_REFITS is True
