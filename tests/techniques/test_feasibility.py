@@ -360,3 +360,13 @@ def test_a_screened_initial_design_meets_fewer_failures() -> None:
 def test_screen_design_is_checked() -> None:
     with pytest.raises(TechniqueError, match="screen_design must be True or False"):
         BayesOpt(screen_design="yes")
+
+
+def test_the_default_ensemble_screens_its_models_design_and_can_stop() -> None:
+    from techniques.default import MODEL_SCREEN_DESIGN, DefaultEnsemble
+
+    assert MODEL_SCREEN_DESIGN is True
+    on, off = DefaultEnsemble(seed=0), DefaultEnsemble(seed=0, model_screen_design=False)
+    assert on.arms[on._model].screen_design and not off.arms[off._model].screen_design
+    with pytest.raises(TechniqueError, match="model_screen_design must be True or False"):
+        DefaultEnsemble(model_screen_design="yes")
