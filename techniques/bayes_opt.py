@@ -79,6 +79,7 @@ from ensemble.errors import InfeasibleSpaceError, TechniqueError
 from ensemble.technique import Trial
 from techniques.base import FILTER_THRESHOLD, BaseTechnique
 from techniques.gaussian_process import (
+    LENGTHSCALE_PRIORS,
     GPHyper,
     OneBlasThread,
     PoolPosterior,
@@ -181,8 +182,14 @@ class BayesOpt(BaseTechnique):
                  incumbent: str = "mean", explore_failures: float = 0.05, exploit_tail: float = 0.1,
                  restart_patience: float | None = None, feasible_threshold: float = FILTER_THRESHOLD,
                  failures_in_gp: str = "never", spread_refits: bool | str = False, features: str = "unit",
-                 screen_design: bool = False, **options: Any) -> None:
+                 screen_design: bool = False, lengthscale_prior: str | None = None, **options: Any) -> None:
         super().__init__(seed=seed, **options)
+        if lengthscale_prior not in LENGTHSCALE_PRIORS:
+            raise TechniqueError(f"BayesOpt: lengthscale_prior must be one of {LENGTHSCALE_PRIORS} (got "
+                                 f"{lengthscale_prior!r}); None fits the GP's length scales by maximum likelihood, "
+                                 f"'gamma' or 'dimension' by MAP under that prior (techniques.gaussian_process)")
+        #: the GP's length scales are fitted under this prior (MAP), None: maximum likelihood
+        self.lengthscale_prior = lengthscale_prior
         if not isinstance(screen_design, (bool, np.bool_)):
             raise TechniqueError(f"BayesOpt: screen_design must be True or False (got {screen_design!r}); True "
                                  f"replaces an initial-design point the failure model expects to fail")
@@ -719,7 +726,8 @@ class BayesOpt(BaseTechnique):
         if len(fit) > self.fit_subset:  # subset of data for the hyperparameters (R&W 2006, sec. 8.3.1)
             fit = np.sort(self.rng.choice(len(fit), self.fit_subset, replace=False))
         restarts = 2 if self._hyper is None else (1 if len(data) <= self.fit_subset else 0)
-        self._hyper = fit_hyperparameters(X[fit], y[fit], self.rng, start=self._hyper, restarts=restarts)
+        self._hyper = fit_hyperparameters(X[fit], y[fit], self.rng, start=self._hyper, restarts=restarts,
+                                          prior=self.lengthscale_prior)
         self.fits += 1
         self._n_at_fit = len(data)
         self._refit_now = False
@@ -817,7 +825,8 @@ class BayesOpt(BaseTechnique):
         # one step per start (the same starts, draws and iterations as fit_hyperparameters): L-BFGS-B
         # cut into smaller pieces loses its curvature memory and, in the stand-in
         # (scripts/bench_bo_pick.py --workers), cost several times the iterations in all
-        steps = fit_hyperparameters_steps(X[fit], y[fit], self.rng, start=self._hyper, restarts=restarts, chunk=50)
+        steps = fit_hyperparameters_steps(X[fit], y[fit], self.rng, start=self._hyper, restarts=restarts, chunk=50,
+                                          prior=self.lengthscale_prior)
         hyper = None
         while hyper is None:
             hyper = next(steps)

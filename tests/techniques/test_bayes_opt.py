@@ -27,6 +27,7 @@ from techniques.gaussian_process import (
     fit_hyperparameters,
     matern52,
     neg_log_marginal_likelihood,
+    neg_log_posterior,
 )
 from techniques.surrogate import expected_improvement
 from tests.techniques.driven import run_technique
@@ -61,6 +62,41 @@ def test_lml_gradient_matches_finite_differences() -> None:
         e[k] = h
         num = (neg_log_marginal_likelihood(theta + e, X, y)[0] - neg_log_marginal_likelihood(theta - e, X, y)[0]) / (2 * h)
         assert num == pytest.approx(g[k], rel=1e-4, abs=1e-6)
+
+
+@pytest.mark.parametrize("prior", ["gamma", "dimension"])
+def test_map_objective_gradient_matches_finite_differences(prior: str) -> None:
+    rng = np.random.default_rng(3)
+    X = rng.random((20, 3))
+    y = np.cos(4 * X[:, 1]) + 0.1 * rng.normal(size=20)
+    y = (y - y.mean()) / y.std()
+    theta = np.log([0.3, 1.5, 4.0, 0.8, 0.02])
+    f, g = neg_log_posterior(theta, X, y, prior)
+    assert f > neg_log_marginal_likelihood(theta, X, y)[0] - 50  # a finite penalty was added, not a failure value
+    h = 1e-6
+    for k in range(len(theta)):
+        e = np.zeros_like(theta)
+        e[k] = h
+        num = (neg_log_posterior(theta + e, X, y, prior)[0] - neg_log_posterior(theta - e, X, y, prior)[0]) / (2 * h)
+        assert num == pytest.approx(g[k], rel=1e-4, abs=1e-6)
+
+
+def test_gamma_prior_keeps_length_scales_off_the_bound_on_few_points() -> None:
+    """With 6 points and an irrelevant input, maximum likelihood may run a length scale to the upper bound (20);
+    Gamma(3, 6) keeps every length scale within a few units of the cube."""
+    rng = np.random.default_rng(4)
+    X = rng.random((6, 4))
+    y = np.sin(5 * X[:, 0])
+    y = (y - y.mean()) / y.std()
+    hyp = fit_hyperparameters(X, y, np.random.default_rng(0), restarts=2, prior="gamma")
+    assert hyp.lengthscales.max() < 3.0
+
+
+def test_unknown_prior_names_the_choices() -> None:
+    with pytest.raises(TechniqueError, match="lengthscale_prior"):
+        BayesOpt(lengthscale_prior="flat")
+    with pytest.raises(ValueError, match="gamma"):
+        neg_log_posterior(np.zeros(3), np.zeros((2, 1)), np.zeros(2), "flat")
 
 
 def test_fit_finds_the_irrelevant_dimension() -> None:
