@@ -5,12 +5,25 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 
 def shared_space(name: str) -> Path | None:
     """A file of shared/data/spaces (beside the checkout), or None when absent."""
     path = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "spaces" / name
     return path if path.exists() else None
+
+
+def _write_kt_cache(path: Path, params: dict[str, list[Any]], cache: dict[str, dict[str, Any]], *,
+                    gz: bool = True) -> Path:
+    """A Kernel Tuner cache file of ``params`` (name -> levels) holding the entries of ``cache``."""
+    data = {"device_name": "test", "kernel_name": "k", "problem_size": [1], "objective": "time",
+            "tune_params_keys": list(params), "tune_params": params, "cache": cache}
+    raw = json.dumps(data).encode()
+    path.write_bytes(gzip.compress(raw) if gz else raw)
+    return path
 
 
 def kt_cache(path: Path, *, gz: bool = True) -> Path:
@@ -23,12 +36,20 @@ def kt_cache(path: Path, *, gz: bool = True) -> Path:
         if not isinstance(t, str):
             entry["times"] = [t * 0.9, t, t * 1.1]
         cache[f"{bx},{ty}"] = entry
-    data = {"device_name": "test", "kernel_name": "k", "problem_size": [1], "objective": "time",
-            "tune_params_keys": ["block_size_x", "tile_y"],
-            "tune_params": {"block_size_x": [32, 64], "tile_y": [1, 2, 4]}, "cache": cache}
-    raw = json.dumps(data).encode()
-    path.write_bytes(gzip.compress(raw) if gz else raw)
-    return path
+    return _write_kt_cache(path, {"block_size_x": [32, 64], "tile_y": [1, 2, 4]}, cache, gz=gz)
+
+
+def sparse_kt_cache(path: Path, *, n: int = 20, seed: int = 5) -> Path:
+    """An n x n Kernel Tuner cache with about half of the grid absent (those fail in grid mode); the valid
+    values form one bowl around (7, 3) with uniform noise."""
+    rng = np.random.default_rng(seed)
+    cache = {}
+    for a in range(n):
+        for b in range(n):
+            if rng.random() < 0.5:
+                continue
+            cache[f"{a},{b}"] = {"a": a, "b": b, "time": float(1.0 + (a - 7) ** 2 + (b - 3) ** 2 + rng.random())}
+    return _write_kt_cache(path, {"a": list(range(n)), "b": list(range(n))}, cache)
 
 
 def t4(path: Path) -> Path:

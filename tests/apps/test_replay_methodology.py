@@ -15,7 +15,7 @@ from scripts.bench_search import (
     run_reference_random,
     run_technique,
 )
-from tests.apps._replay_fixtures import shared_space
+from tests.apps._replay_fixtures import shared_space, sparse_kt_cache
 
 
 def brute_force_expectation(values, k):
@@ -148,25 +148,6 @@ def test_simulated_workers_follow_the_driver_with_one_and_keep_k_in_flight(monke
     assert max(in_flight) == 4 and in_flight[:30] == [4] * 30  # the queue stays full until the budget is asked
 
 
-def _sparse_kt_cache(path, *, n: int = 20, seed: int = 5):  # type: ignore[no-untyped-def]
-    """An n x n Kernel Tuner cache with about half of the grid absent (fails in grid mode)."""
-    import gzip
-    import json
-
-    rng = np.random.default_rng(seed)
-    cache = {}
-    for a in range(n):
-        for b in range(n):
-            if rng.random() < 0.5:
-                continue
-            cache[f"{a},{b}"] = {"a": a, "b": b, "time": float(1.0 + (a - 7) ** 2 + (b - 3) ** 2 + rng.random())}
-    data = {"device_name": "test", "kernel_name": "k", "problem_size": [1], "objective": "time",
-            "tune_params_keys": ["a", "b"], "tune_params": {"a": list(range(n)), "b": list(range(n))},
-            "cache": cache}
-    path.write_bytes(gzip.compress(json.dumps(data).encode()))
-    return path
-
-
 def test_score_scale_file_puts_a_grid_search_on_the_file_modes_budget_and_baseline(tmp_path):
     """--score-scale file: the tuner searches the grid (failures charged) but is scored as a file-mode run.
 
@@ -178,7 +159,7 @@ def test_score_scale_file_puts_a_grid_search_on_the_file_modes_budget_and_baseli
     from apps.replay import load_space
     from scripts.bench_search import build_parser, evaluate_space
 
-    path = _sparse_kt_cache(tmp_path / "sparse.json.gz")
+    path = sparse_kt_cache(tmp_path / "sparse.json.gz")
     space = load_space(str(path))
     file_meth = Methodology(space.scalars("file"))
     grid_meth = Methodology(space.scalars("grid"))
