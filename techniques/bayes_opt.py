@@ -169,7 +169,10 @@ class BayesOpt(BaseTechnique):
     docs/TECHNIQUES.md, "Powers of two as GP inputs").  ``screen_design``
     (False): once the failure model has seen a success and a failure, an
     initial-design point it expects to fail is replaced by the likely point
-    farthest from those already chosen (``_screened``).
+    farthest from those already chosen (``_screened``).  ``lengthscale_prior``
+    (None: the length scales by maximum likelihood; "gamma" or "dimension":
+    by MAP under that prior, :data:`techniques.gaussian_process.LENGTHSCALE_PRIORS`;
+    measured on the replay spaces in session 36, no gain, docs/TECHNIQUES.md).
     """
 
     name: ClassVar[str] = "BayesOpt"

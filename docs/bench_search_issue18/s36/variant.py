@@ -76,3 +76,23 @@ class PriorDim(_Prior):
 
     name = "default_prior_dim"
     prior = "dimension"
+
+
+class Alternate(DefaultEnsemble):
+    """The two leaders (the GP and TPE) take turns after the design, instead of the AUC bandit choosing between
+    them: a probe of whether the bandit's lock-in on one leader costs small budgets (W7800's 37)."""
+
+    name = "default_alternate"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._turn = 0
+
+    def _pick(self, blocked: set[int]) -> int | None:
+        partner = self._partner
+        if (self.model_led and self._model is not None and not self._model_retired() and partner is not None
+                and self._model not in blocked and partner not in blocked
+                and getattr(self.arms[self._model], "initial_design_done", True)):
+            self._turn += 1
+            return self._model if self._turn % 2 else partner
+        return super()._pick(blocked)
