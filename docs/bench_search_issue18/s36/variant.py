@@ -96,3 +96,36 @@ class Alternate(DefaultEnsemble):
             self._turn += 1
             return self._model if self._turn % 2 else partner
         return super()._pick(blocked)
+
+
+def _one_hot_columns(space: Any, most: int) -> list[tuple[str, dict[Any, float]]]:
+    """One column per level of each parameter with 3..``most`` levels: 1.0 at that level, else 0.0."""
+    cols: list[tuple[str, dict[Any, float]]] = []
+    for p in space.params:
+        n = getattr(p, "cardinality", None)
+        if not isinstance(n, int) or not 3 <= n <= most or not hasattr(p, "value_at"):
+            continue
+        values = [p.value_at(i) for i in range(n)]
+        cols.extend((p.name, {v: float(v == level) for v in values}) for level in values)
+    return cols
+
+
+class OneHot4(DefaultEnsemble):
+    """The GP also sees each level of a parameter with 3 or 4 levels as its own 0/1 input (a categorical view
+    beside the ordinal index): numeric codes of methods (pnpoly's between_method, use_method) are not ordered."""
+
+    name = "default_onehot4"
+    most = 4
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        arm = self.arms[self._model]
+        bind = arm._on_bind
+        most = type(self).most
+
+        def _on_bind() -> None:
+            bind()
+            arm._extra = arm._extra + _one_hot_columns(arm.space, most)
+            arm._Xp = arm._Xp[:, :0].reshape(0, arm._width())
+
+        arm._on_bind = _on_bind
