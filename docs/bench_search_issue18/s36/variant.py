@@ -129,3 +129,25 @@ class OneHot4(DefaultEnsemble):
             arm._Xp = arm._Xp[:, :0].reshape(0, arm._width())
 
         arm._on_bind = _on_bind
+
+
+class _PartnerGamma(DefaultEnsemble):
+    gamma = 0.15
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.arms[self._partner].gamma = type(self).gamma
+
+
+class PartnerGamma25(_PartnerGamma):
+    """TPE's good quantile at Hyperopt's 0.25 (the default's partner keeps 0.15)."""
+
+    name = "default_tpe_gamma25"
+    gamma = 0.25
+
+
+class PartnerGamma08(_PartnerGamma):
+    """TPE's good quantile at 0.08 (a narrower good set: more exploitation)."""
+
+    name = "default_tpe_gamma08"
+    gamma = 0.08
