@@ -14,7 +14,10 @@ nothing is adopted from them without a rule written before a run on unread seeds
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from techniques.default import DefaultEnsemble
 
@@ -30,20 +33,24 @@ def _n_init_10(arm: Any) -> int:
     return 10 if not arm.budget else min(10, max(5, int(arm.budget) // 5))
 
 
+def _after_bind(arm: Any, step: Callable[[Any], None]) -> None:
+    """Run ``step(arm)`` each time the model arm is bound, after its own ``_on_bind`` (the probes' one hook)."""
+    bind = arm._on_bind
+
+    def _on_bind() -> None:
+        bind()
+        step(arm)
+
+    arm._on_bind = _on_bind
+
+
 class _Sized(DefaultEnsemble):
     rule: Any = None
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        arm = self.arms[self._model]
-        bind = arm._on_bind
         rule = type(self).rule
-
-        def _on_bind() -> None:
-            bind()
-            arm._n_init = rule(arm)
-
-        arm._on_bind = _on_bind
+        _after_bind(self.arms[self._model], lambda arm: setattr(arm, "_n_init", rule(arm)))
 
 
 class Init2d(_Sized):
@@ -119,16 +126,13 @@ class OneHot4(DefaultEnsemble):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        arm = self.arms[self._model]
-        bind = arm._on_bind
         most = type(self).most
 
-        def _on_bind() -> None:
-            bind()
+        def widen(arm: Any) -> None:
             arm._extra = arm._extra + _one_hot_columns(arm.space, most)
-            arm._Xp = arm._Xp[:, :0].reshape(0, arm._width())
+            arm._Xp = np.zeros((0, arm._width()))  # the (empty) candidate matrix at the new width
 
-        arm._on_bind = _on_bind
+        _after_bind(self.arms[self._model], widen)
 
 
 class _PartnerGamma(DefaultEnsemble):
@@ -170,8 +174,6 @@ class CappedTail(DefaultEnsemble):
             data = gp_data()
             finite = [v for _, v in data]
             if len(finite) >= 4:
-                import numpy as np
-
                 arm._cap = float(np.median(finite))
                 return [(c, min(v, arm._cap)) for c, v in data]
             return data
