@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 36's runs on the device's CPUs (no GPU used). Usage, device call (carry [".whl"]):
+# Session 36's (and 37's) runs on the device's CPUs (no GPU used). Usage, device call (carry [".whl"]):
 #   . scripts/gpu_env.sh > /tmp/env.txt 2>&1; TECHS=default,docs.bench_search_issue18.s36.variant:Init2d SEED=1000 \
 #     STEPS="file" bash docs/bench_search_issue18/s36/run.sh
 # Each step writes its JSON after every space, so a step cut by the call's limit keeps the spaces it finished.
@@ -12,6 +12,9 @@ for name in ${STEPS:?}; do
     file) sp=$ALL; opts="--space file";;
     grid) sp=$ALL; opts="--space grid";;
     file_workers) sp=$ALL; opts="--space file --workers 1,8";;
+    grid_small) sp="$S/convolution_W7800.json.gz $S/pnpoly_RTX2080Ti.json.gz"; opts="--space grid";;
+    grid_a6000) sp="$S/convolution_A6000.json.gz"; opts="--space grid";;
+    grid_big) sp="$S/convolution_A100.json.gz $S/dedispersion_A100.json.gz"; opts="--space grid";;
   esac
   left=$(( LIMIT - ($(date +%s) - t0) ))
   [ "$left" -gt 30 ] || { echo "skip $name (no time left)" >> "$OUT/log.txt"; continue; }
