@@ -120,8 +120,9 @@ def expected_improvement_fast(mu: np.ndarray, sigma: np.ndarray, best: float, xi
 class BayesOpt(BaseTechnique):
     """GP (Matern 5/2, log objective) + expected improvement over every valid unevaluated configuration.
 
-    Options: ``initial`` (initial design size; default 20, the paper's, at
-    most a fifth of the budget and at least 5), ``xi`` (EI margin in
+    Options: ``initial`` (initial design size; default ``initial_cap``, at
+    most a fifth of the budget and at least 5), ``initial_cap`` (20, the
+    paper's; the default ensemble uses 10), ``xi`` (EI margin in
     standardized log units, 0.0), ``refit_growth`` (refit hyperparameters when
     the observations grew by this factor, 1.25), ``enumerate_limit`` (50 000),
     ``pool`` (uniform candidates on larger spaces, 2000), ``incumbents`` (best
@@ -185,8 +186,15 @@ class BayesOpt(BaseTechnique):
                  incumbent: str = "mean", explore_failures: float = 0.05, exploit_tail: float = 0.1,
                  restart_patience: float | None = None, feasible_threshold: float = FILTER_THRESHOLD,
                  failures_in_gp: str = "never", spread_refits: bool | str = False, features: str = "unit",
-                 screen_design: bool = False, lengthscale_prior: str | None = None, **options: Any) -> None:
+                 screen_design: bool = False, lengthscale_prior: str | None = None, initial_cap: int = 20,
+                 **options: Any) -> None:
         super().__init__(seed=seed, **options)
+        if isinstance(initial_cap, bool) or not isinstance(initial_cap, (int, np.integer)) or initial_cap < 1:
+            raise TechniqueError(f"BayesOpt: initial_cap must be a whole number >= 1 (got {initial_cap!r}); the "
+                                 f"initial design is min(initial_cap, max(5, budget // 5)) points unless `initial` "
+                                 f"sets it, e.g. initial_cap=20")
+        #: the initial design's size without ``initial``: min(initial_cap, max(5, budget // 5))
+        self.initial_cap = int(initial_cap)
         if lengthscale_prior not in LENGTHSCALE_PRIORS:
             raise TechniqueError(f"BayesOpt: lengthscale_prior must be one of {LENGTHSCALE_PRIORS} (got "
                                  f"{lengthscale_prior!r}); None fits the GP's length scales by maximum likelihood, "
@@ -307,7 +315,8 @@ class BayesOpt(BaseTechnique):
         if self.initial is not None:
             self._n_init = self.initial
         else:
-            self._n_init = 20 if not self.budget else min(20, max(5, int(self.budget) // 5))
+            cap = self.initial_cap
+            self._n_init = cap if not self.budget else min(cap, max(5, int(self.budget) // 5))
 
     def _width(self) -> int:
         return int(self.space.dims) + len(self._extra)

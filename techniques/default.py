@@ -96,8 +96,9 @@ from ensemble.technique import Technique
 from techniques.bandit import AUCBandit
 
 __all__ = ["CONTINUOUS_ONLY", "DEFAULT_ARMS", "DEFAULT_ENSEMBLE_FEASIBILITY", "DEFAULT_FILL", "DEFAULT_PARTNER",
-           "MODEL_COMPUTE_SHARE", "MODEL_FEATURES", "MODEL_SCREEN_DESIGN", "MODEL_SPREAD_REFITS", "PARTNERED_MODEL_EXPLORE",
-           "PARTNERED_MODEL_THRESHOLD", "PARTNER_MIN_BUDGET", "PARTNER_REDRAWS", "DefaultEnsemble"]
+           "MODEL_COMPUTE_SHARE", "MODEL_FEATURES", "MODEL_INITIAL_CAP", "MODEL_SCREEN_DESIGN", "MODEL_SPREAD_REFITS",
+           "PARTNERED_MODEL_EXPLORE", "PARTNERED_MODEL_THRESHOLD", "PARTNER_MIN_BUDGET", "PARTNER_REDRAWS",
+           "DefaultEnsemble"]
 
 #: the arms of the default ensemble (see docs/TECHNIQUES.md for the measurement)
 DEFAULT_ARMS: tuple[str, ...] = ("DifferentialEvolution", "GA", "BayesOpt", "NelderMead")
@@ -152,6 +153,10 @@ MODEL_FEATURES: str = "divisibility"
 #: since session 35, under a rule written before the runs on unread seeds (docs/TECHNIQUES.md, "The initial
 #: design screened by the failure model"); turn it off with --technique-option model_screen_design=false
 MODEL_SCREEN_DESIGN: bool = True
+#: the most points in the model arm's initial design (BayesOpt ``initial_cap``; the design is
+#: min(cap, max(5, budget // 5))): 10 since session 37, under a rule written before the runs on unread seeds
+#: (docs/TECHNIQUES.md, "A ten-point initial design"); BayesOpt's own 20 with --technique-option model_initial_cap=20
+MODEL_INITIAL_CAP: int = 10
 #: arms that only make sense when the space has a continuous (Float / LogFloat) parameter
 CONTINUOUS_ONLY: frozenset[str] = frozenset({"NelderMead"})
 
@@ -179,6 +184,10 @@ class DefaultEnsemble(AUCBandit):
     ``model_screen_design``: whether the model's initial design skips
     points the failure model expects to fail (BayesOpt ``screen_design``;
     ``MODEL_SCREEN_DESIGN``).
+    ``model_initial_cap``: the most points in the model's initial design
+    (BayesOpt ``initial_cap``; ``MODEL_INITIAL_CAP``, 10): while it is
+    measured the run is random search, so a shorter one hands the model
+    the lead earlier.
     ``model_explore``: the share of the model's picks ranked over every
     candidate, not only the likely ones (BayesOpt ``explore_failures``);
     None (default): 0 (``PARTNERED_MODEL_EXPLORE``) while a partner shares
@@ -207,7 +216,7 @@ class DefaultEnsemble(AUCBandit):
                  partner: str | Technique | None = DEFAULT_PARTNER,
                  feasibility: str | None = DEFAULT_ENSEMBLE_FEASIBILITY, model_threshold: float | None = None,
                  model_features: str = MODEL_FEATURES, model_screen_design: bool = MODEL_SCREEN_DESIGN,
-                 model_explore: float | None = None,
+                 model_explore: float | None = None, model_initial_cap: int = MODEL_INITIAL_CAP,
                  partner_min_budget: int | None = PARTNER_MIN_BUDGET, partner_redraws: int | None = None,
                  **options: Any) -> None:
         if partner is not None and not isinstance(partner, (str, Technique)):
@@ -242,6 +251,9 @@ class DefaultEnsemble(AUCBandit):
             raise TechniqueError(f"default: model_screen_design must be True or False (whether the model's initial "
                                  f"design skips points the failure model expects to fail); got "
                                  f"{model_screen_design!r}, e.g. model_screen_design=False")
+        if isinstance(model_initial_cap, bool) or not isinstance(model_initial_cap, int) or model_initial_cap < 1:
+            raise TechniqueError(f"default: model_initial_cap must be a whole number >= 1 (the most points in the "
+                                 f"model's initial design); got {model_initial_cap!r}, e.g. model_initial_cap=20")
         self.partner_min_budget = partner_min_budget
         self._model_threshold = model_threshold
         self._model_explore = None if model_explore is None else float(model_explore)
@@ -265,6 +277,7 @@ class DefaultEnsemble(AUCBandit):
                     arm.compute_share = MODEL_COMPUTE_SHARE
                 arm.features = model_features
                 arm.screen_design = bool(model_screen_design)
+                arm.initial_cap = model_initial_cap
                 if arm.spread_refits is False:
                     arm.spread_refits = MODEL_SPREAD_REFITS
                     arm.spreading = MODEL_SPREAD_REFITS is True

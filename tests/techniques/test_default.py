@@ -308,3 +308,56 @@ def test_the_model_stops_exploring_only_beside_its_partner() -> None:
     for bad in (-0.1, 1.5, "some", True):
         with pytest.raises(TechniqueError, match="model_explore"):
             DefaultEnsemble(model_explore=bad)
+
+
+# -- the model's initial design of at most ten points (model_initial_cap; docs/TECHNIQUES.md
+#    "A ten-point initial design") ---------------------------------------------------------------------------
+
+
+def _first_partner_trial(**options: object) -> tuple[int, int]:
+    """(the model's design size, the index of the partner's first trial) of one seeded run of the default."""
+    space = SearchSpace().add(Integer("a", 0, 40), Integer("b", 0, 40), Enum("c", ["x", "y", "z"]))
+    t = create_technique("default", seed=5, **options)
+    log = run_technique(t, space, lambda c: (c["a"] - 13) ** 2 + (c["b"] - 29) ** 2 + (c["c"] != "z"),
+                        budget=200, seed=5)
+    labels = [tr.technique for tr in log.trials]
+    return t.arms[t._model]._n_init, labels.index("TPE")
+
+
+def test_the_model_hands_over_after_ten_design_points_and_the_option_restores_twenty() -> None:
+    """While the design is measured only the model proposes; the partner joins once it is in, after 10 points
+    by default (a fifth of the budget would allow 40) and after BayesOpt's own 20 with model_initial_cap=20."""
+    import pytest
+
+    from ensemble.errors import TechniqueError
+    from techniques.bayes_opt import BayesOpt
+    from techniques.default import MODEL_INITIAL_CAP
+
+    assert MODEL_INITIAL_CAP == 10
+    n, first = _first_partner_trial()
+    assert n == 10 and first >= 10
+    n20, first20 = _first_partner_trial(model_initial_cap=20)
+    assert n20 == 20 and first20 >= 20
+    assert first < first20
+    for bad in (0, 2.5, True, "10"):
+        with pytest.raises(TechniqueError, match="model_initial_cap must be a whole number >= 1"):
+            DefaultEnsemble(model_initial_cap=bad)  # type: ignore[arg-type]
+        with pytest.raises(TechniqueError, match="initial_cap must be a whole number >= 1"):
+            BayesOpt(initial_cap=bad)  # type: ignore[arg-type]
+
+
+def test_bayes_opt_alone_keeps_the_papers_twenty_and_initial_overrides_the_cap() -> None:
+    from ensemble.space import SearchSpace as Space
+
+    space = Space().add(Integer("a", 0, 40), Integer("b", 0, 40))
+
+    def design(budget: int | None, **options: object) -> int:
+        t = create_technique("BayesOpt", seed=0, **options)
+        t.bind(space, budget=budget)
+        return t._n_init
+
+    assert design(300) == 20 and design(None) == 20
+    assert design(300, initial_cap=10) == 10 and design(None, initial_cap=10) == 10
+    assert design(30, initial_cap=10) == 6  # a fifth of the budget
+    assert design(10, initial_cap=10) == 5  # and at least five
+    assert design(300, initial_cap=10, initial=14) == 14
