@@ -9,7 +9,8 @@ auto-tuning GPU kernels" (PMBS 2021, arXiv:2111.14991):
 
 * inputs: each parameter's value index scaled to [0, 1] (the space's
   unit-cube view, ``space.to_unit``);
-* initial design: 20 points (the paper's default), a Latin hypercube snapped
+* initial design: 20 points (the paper's default; ``initial_cap``, which the
+  default ensemble sets to 10), a Latin hypercube snapped
   to valid configurations, the best of several draws by the maximin
   criterion (Morris & Mitchell, J. Stat. Plan. Inference 1995); here at most
   a fifth of the budget, so a short budget is not spent on the design alone;
