@@ -77,6 +77,12 @@ unread seeds, with the grid searched (constraints unknown), the five-space
 mean rose from 0.359 to 0.413 scored on the file mode's scale and from
 0.818 to 0.858 on the grid's own, and from 0.620 to 0.641 in file mode
 (docs/TECHNIQUES.md, "The initial design screened by the failure model").
+The design has at most 10 points (``model_initial_cap``,
+``MODEL_INITIAL_CAP``, since session 37; BayesOpt alone keeps the paper's
+20): while it is measured the run is random search.  Under a rule written
+first it cost nothing measurable on unread seeds and gained nothing beyond
+noise either (file mode +0.004 ± 0.011; docs/TECHNIQUES.md, "A ten-point
+initial design").
 
 Failures: the ensemble learns one failure model from every trial
 (:mod:`techniques.feasibility`, a random forest whose votes are mapped to
